@@ -1,0 +1,97 @@
+"""The one exception hierarchy of ptxvm.
+
+Every error a user can meet is a ``PtxError``. Errors tied to a place in a PTX
+file carry ``filename``, ``line`` and ``column`` (1-based) and render the source
+line with a caret under the offending column, the way compilers do.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    """One problem found in a source file."""
+
+    message: str
+    filename: str | None = None
+    line: int | None = None
+    column: int | None = None
+    source_line: str | None = None
+    severity: str = "error"
+
+    def location(self) -> str:
+        parts = [self.filename or "<string>"]
+        if self.line is not None:
+            parts.append(str(self.line))
+            if self.column is not None:
+                parts.append(str(self.column))
+        return ":".join(parts)
+
+    def render(self) -> str:
+        text = f"{self.location()}: {self.severity}: {self.message}"
+        if self.source_line is not None and self.column is not None:
+            src = self.source_line.rstrip("\r\n").expandtabs(1)
+            caret = " " * max(self.column - 1, 0) + "^"
+            text += f"\n    {src}\n    {caret}"
+        return text
+
+    def as_json(self) -> dict:
+        return {
+            "severity": self.severity,
+            "message": self.message,
+            "filename": self.filename,
+            "line": self.line,
+            "column": self.column,
+        }
+
+
+class PtxError(Exception):
+    """Base class of every error ptxvm raises on purpose."""
+
+    def __init__(self, message: str, *, filename: str | None = None,
+                 line: int | None = None, column: int | None = None,
+                 source_line: str | None = None,
+                 diagnostics: tuple[Diagnostic, ...] = ()) -> None:
+        self.message = message
+        self.filename = filename
+        self.line = line
+        self.column = column
+        self.source_line = source_line
+        first = Diagnostic(message, filename, line, column, source_line)
+        self.diagnostics: tuple[Diagnostic, ...] = diagnostics or (first,)
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        if len(self.diagnostics) == 1:
+            return self.diagnostics[0].render()
+        body = "\n".join(d.render() for d in self.diagnostics)
+        return f"{len(self.diagnostics)} errors:\n{body}"
+
+    @classmethod
+    def from_diagnostics(cls, diagnostics: list[Diagnostic] | tuple[Diagnostic, ...]) -> "PtxError":
+        first = diagnostics[0]
+        return cls(first.message, filename=first.filename, line=first.line,
+                   column=first.column, source_line=first.source_line,
+                   diagnostics=tuple(diagnostics))
+
+
+class PtxSyntaxError(PtxError):
+    """The text is not PTX: a token or construct the grammar does not allow."""
+
+
+class PtxSemanticError(PtxError):
+    """Well-formed PTX that breaks a rule: unknown modifier, undeclared register, type mismatch."""
+
+
+class PtxEncodingError(PtxError):
+    """The file is not UTF-8/ASCII text."""
+
+
+class IsaTableError(PtxError):
+    """isa/*.toml is inconsistent (a bug in ptxvm's data, not in the user's PTX)."""
+
+
+class UnsupportedError(PtxError):
+    """A construct ptxvm parses but cannot execute or translate."""

@@ -1,0 +1,256 @@
+"""Parse PTX text into a verified ``ptxvm.ir.Module``.
+
+Syntax errors are collected across the whole file: after each error the
+offending statement is blanked out (line structure kept, so positions stay
+true) and the parse is retried, up to ``MAX_ERRORS`` times.
+"""
+
+from __future__ import annotations
+
+import threading
+import warnings
+from functools import cache
+
+from lark import Lark, Token
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+
+from ..errors import Diagnostic, PtxEncodingError, PtxError, PtxSemanticError, PtxSyntaxError
+from ..ir.nodes import Module
+from ..resources import data_dir
+from .builder import IRBuilder, _Header
+
+MAX_ERRORS = 50
+NEWEST_PTX_ISA = (9, 0)
+
+# Human names of grammar terminals, for "expected ..." messages.
+_TERMINAL_NAMES = {
+    "SEMICOLON": "`;`", "COMMA": "`,`", "LBRACE": "`{`", "RBRACE": "`}`", "LPAR": "`(`", "RPAR": "`)`",
+    "LSQB": "`[`", "RSQB": "`]`", "VBAR": "`|`", "BANG": "`!`", "PLUS": "`+`", "EQUAL": "`=`",
+    "LESSTHAN": "`<`", "MORETHAN": "`>`", "COLON": "`:`",
+    "OPCODE": "an instruction", "REG": "a register", "PREG": "a register range `%r<N>`",
+    "NAME": "a name", "INT": "an integer", "F32HEX": "a float literal", "F64HEX": "a double literal",
+    "DECFLOAT": "a decimal float", "STRING": "a string", "LABEL": "a label", "GUARD": "a guard predicate",
+    "TYPE": "a type (e.g. .b32)", "SPACE": "a state space (e.g. .reg)", "VEC": "a vector width",
+    "ALIGN": "`.align`", "LINKAGE": "a linkage directive", "FUNC_KIND": "`.entry` or `.func`",
+    "VERSION": "a version number like 9.0", "PERF_DIR": "a performance directive",
+    "SECTION": "a `.section` block", "LOC": "`.loc`", "FILE_DIR": "`.file`", "PTR": "`.ptr`",
+    "ATTRIBUTE": "`.attribute(...)`", "NORETURN": "`.noreturn`", "CALLPROTOTYPE": "`.callprototype`",
+    "TARGETS_DIR": "`.branchtargets`/`.calltargets`", "$END": "end of file",
+}
+
+
+@cache
+def _grammar_text() -> str:
+    return (data_dir("grammar") / "ptx.lark").read_text(encoding="utf-8")
+
+
+class _Parser:
+    """One Lark LALR parser with the IR builder inlined (no parse tree is built)."""
+
+    def __init__(self) -> None:
+        self.builder = IRBuilder()
+        self.lark = Lark(_grammar_text(), parser="lalr", lexer="contextual",
+                         transformer=self.builder, maybe_placeholders=True,
+                         propagate_positions=False, cache=False)
+        self.lock = threading.Lock()
+
+
+@cache
+def _parser() -> _Parser:
+    return _Parser()
+
+
+def _describe_expected(expected) -> str:
+    names = []
+    for t in sorted(expected):
+        name = _TERMINAL_NAMES.get(t)
+        if name is None:
+            # Anonymous keyword terminals such as __ANON_3 or keyword strings.
+            continue
+        if name not in names:
+            names.append(name)
+    if not names:
+        return ""
+    if len(names) > 8:
+        names = names[:8] + ["..."]
+    return "; expected " + (names[0] if len(names) == 1 else "one of " + ", ".join(names))
+
+
+def _token_text(tok: Token) -> str:
+    if tok.type == "$END":
+        return "end of file"
+    text = str(tok)
+    if len(text) > 40:
+        text = text[:37] + "..."
+    return f"`{text}`"
+
+
+def _decode_text(data: bytes | str, filename: str | None) -> str:
+    if isinstance(data, str):
+        return data
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+        raise PtxEncodingError(
+            f"file is not UTF-8 text: byte 0x{data[e.start]:02x} cannot be decoded",
+            filename=filename, line=line, column=col) from None
+
+
+def _offset_of(text: str, line: int, column: int) -> int:
+    pos = 0
+    for _ in range(line - 1):
+        nl = text.find("\n", pos)
+        if nl < 0:
+            return len(text)
+        pos = nl + 1
+    return min(pos + column - 1, len(text))
+
+
+def _blank_statement(text: str, pos: int) -> str | None:
+    """Blank out the statement around ``pos``; None when nothing would change."""
+    start = max(text.rfind(";", 0, pos), text.rfind("{", 0, pos), text.rfind("}", 0, pos)) + 1
+    candidates = [i for i in (text.find(";", pos), text.find("\n", pos)) if i >= 0]
+    end = min(candidates) + 1 if candidates else len(text)
+    if text[pos:pos + 1] in ("{", "}"):
+        start, end = pos, pos + 1
+    # Never swallow braces: they keep the block structure the rest of the file needs.
+    segment = "".join(ch if ch in "\n{}" else " " for ch in text[start:end])
+    if segment == text[start:end]:
+        if pos < len(text) and text[pos] not in " \n":
+            segment = text[start:pos] + " " + text[pos + 1:end]
+        else:
+            return None
+    return text[:start] + segment + text[end:]
+
+
+def _syntax_diagnostic(e: UnexpectedInput, lines: list[str], filename: str | None) -> Diagnostic:
+    line, column = getattr(e, "line", None), getattr(e, "column", None)
+    if isinstance(e, UnexpectedCharacters):
+        ch = lines[line - 1][column - 1] if 0 < line <= len(lines) and 0 < column <= len(lines[line - 1]) else "?"
+        shown = repr(ch) if not ch.isprintable() or ch == " " else f"`{ch}`"
+        message = f"unexpected character {shown}" + _describe_expected(e.allowed or ())
+    elif isinstance(e, UnexpectedEOF):
+        message = "unexpected end of file" + _describe_expected(e.expected or ())
+        line = len(lines) if lines else 1
+        column = len(lines[-1]) + 1 if lines else 1
+    else:
+        assert isinstance(e, UnexpectedToken)
+        tok = e.token
+        if tok.type == "$END":
+            message = "unexpected end of file" + _describe_expected(e.expected or ())
+            line = len(lines) if lines else 1
+            column = (len(lines[-1]) + 1) if lines else 1
+        else:
+            message = f"unexpected {_token_text(tok)}" + _describe_expected(e.expected or ())
+    if line is None or line < 1:
+        line, column = 1, 1
+    src = lines[line - 1] if 0 < line <= len(lines) else None
+    return Diagnostic(message, filename, line, column, src)
+
+
+def parse_unverified(text: str | bytes, filename: str | None = None) -> tuple[Module | None, list[Diagnostic]]:
+    """Parse without semantic checks; returns the module (None if unusable) and diagnostics."""
+    text = _decode_text(text, filename)
+    if "\x00" in text:
+        i = text.index("\x00")
+        line = text.count("\n", 0, i) + 1
+        col = i - (text.rfind("\n", 0, i) + 1) + 1
+        lines = text.splitlines()
+        return None, [Diagnostic("NUL byte in file: this is not PTX text", filename, line, col,
+                                 lines[line - 1] if line <= len(lines) else None)]
+    lines = text.split("\n")
+    p = _parser()
+    diagnostics: list[Diagnostic] = []
+    items = None
+    work = text
+    with p.lock:
+        for _attempt in range(MAX_ERRORS):
+            p.builder.filename = filename
+            p.builder.lines = lines
+            p.builder.diagnostics = []
+            try:
+                items = p.lark.parse(work)
+                diagnostics.extend(p.builder.diagnostics)
+                break
+            except UnexpectedInput as e:
+                diag = _syntax_diagnostic(e, lines, filename)
+                diagnostics.append(diag)
+                if isinstance(e, UnexpectedEOF) or (isinstance(e, UnexpectedToken) and e.token.type == "$END"):
+                    break
+                pos = _offset_of(work, diag.line or 1, diag.column or 1)
+                blanked = _blank_statement(work, pos)
+                if blanked is None or blanked == work:
+                    break
+                work = blanked
+    if items is None:
+        return None, _dedupe(diagnostics)
+    module = _assemble(items, filename, lines, diagnostics)
+    return module, _dedupe(diagnostics)
+
+
+def _dedupe(diags: list[Diagnostic]) -> list[Diagnostic]:
+    seen, out = set(), []
+    for d in diags:
+        key = (d.line, d.column, d.message)
+        if key not in seen:
+            seen.add(key)
+            out.append(d)
+    out.sort(key=lambda d: (d.line or 0, d.column or 0))
+    return out
+
+
+def _assemble(items, filename, lines, diagnostics) -> Module:
+    version, target, address_size = None, (), None
+    body = []
+    for it in items:
+        if isinstance(it, _Header):
+            if it.kind == "version":
+                version = it.value
+                _check_version(it, filename, lines, diagnostics)
+            elif it.kind == "target":
+                target = it.value
+            else:
+                address_size = it.value
+                if it.value not in (32, 64):
+                    diagnostics.append(Diagnostic(
+                        f"`.address_size {it.value}` is invalid; expected 32 or 64", filename,
+                        it.token.line, it.token.column, lines[it.token.line - 1]))
+        else:
+            body.append(it)
+    if version is None and body:
+        diagnostics.append(Diagnostic("missing `.version` directive at the start of the module",
+                                      filename, 1, 1, lines[0] if lines else None))
+    return Module(version or "", target, address_size, tuple(body), filename)
+
+
+def _check_version(h: _Header, filename, lines, diagnostics) -> None:
+    major, _, minor = h.value.partition(".")
+    if (int(major), int(minor)) > NEWEST_PTX_ISA:
+        warnings.warn(f"{filename or '<string>'}:{h.token.line}: PTX ISA {h.value} is newer than "
+                      f"{NEWEST_PTX_ISA[0]}.{NEWEST_PTX_ISA[1]}, the newest ptxvm knows; parsing it anyway",
+                      stacklevel=4)
+
+
+def parse(text: str | bytes, filename: str | None = None, *, verify: bool = True) -> Module:
+    """Parse PTX text; raise PtxSyntaxError / PtxSemanticError listing every error found."""
+    module, diagnostics = parse_unverified(text, filename)
+    errors = [d for d in diagnostics if d.severity == "error"]
+    if errors:
+        raise PtxSyntaxError.from_diagnostics(errors) if module is None or _is_syntax(errors) \
+            else PtxSemanticError.from_diagnostics(errors)
+    assert module is not None
+    if verify:
+        from ..ir.verify import verify_module
+        problems = verify_module(module, (text if isinstance(text, str) else _decode_text(text, filename)).split("\n"))
+        if problems:
+            raise PtxSemanticError.from_diagnostics(problems)
+    return module
+
+
+def _is_syntax(errors: list[Diagnostic]) -> bool:
+    return any(d.message.startswith(("unexpected", "NUL byte")) for d in errors)
+
+
+__all__ = ["parse", "parse_unverified", "PtxError"]
