@@ -16,6 +16,8 @@ from ..ir.nodes import (
     PerfDirective, Pragma, Register, Section, Sink, Span, Symbol, SymbolRef, VarDecl, Vector,
 )
 from ..ir.types import ScalarType, StateSpace
+from .body import classify, label_name
+from .operands import parse_instruction
 from .literals import (
     f32_immediate, f64_immediate, float_immediate, parse_file_directive, parse_int, parse_loc,
 )
@@ -38,6 +40,7 @@ class IRBuilder(Transformer):
         self.filename: str | None = None
         self.lines: list[str] = []
         self.diagnostics: list[Diagnostic] = []
+        self.item_re = None   # set by the parser from the grammar's RUN terminal
 
     # ------------------------------------------------------------ helpers
     def span(self, tok: Token) -> Span:
@@ -55,9 +58,18 @@ class IRBuilder(Transformer):
             return 0
 
     # ------------------------------------------------------------ module
-    def start(self, items):
+    @staticmethod
+    def _append(c):
+        if len(c) == 1:
+            return [c[0]]
+        c[0].append(c[1])
+        return c[0]
+
+    items = stmts = _append
+
+    def start(self, c):
         out = []
-        for item in items:
+        for item in (c[0] or []) if c else []:
             if isinstance(item, list):
                 out.extend(item)
             else:
@@ -270,7 +282,7 @@ class IRBuilder(Transformer):
     # ------------------------------------------------------------ bodies
     def block(self, c):
         out = []
-        for s in c:
+        for s in (c[0] or []) if c else []:
             if isinstance(s, list):
                 out.extend(s)
             elif s is not None:
@@ -314,67 +326,65 @@ class IRBuilder(Transformer):
         label, kind = c[0], c[1]
         return BranchTargets(label.rstrip(": \t"), kind[1:], tuple(str(n) for n in c[2:]), self.span(label))
 
-    def instruction(self, c):
-        guard = None
-        i = 0
-        if c[0].type == "GUARD":
-            g = c[0][1:]
-            neg = g.startswith("!")
-            guard = Guard(_register(g[1:] if neg else g), neg)
-            i = 1
-        tok = c[i]
-        operands = tuple(o for o in c[i + 1:] if o is not None)
+    def run(self, c):
+        tok = c[0]
+        text = str(tok)
+        out: list = []
+        item_re = self.item_re
+        line, last, line_start = tok.line, 0, -tok.column   # column = offset - line_start
+        filename = self.filename
+        for m in item_re.finditer(text):
+            off = m.start(1)
+            nl = text.count("\n", last, off)
+            if nl:
+                line += nl
+                line_start = text.rfind("\n", last, off) + 1 - 1
+            last = off
+            item = m.group(1)
+            kind = classify(item)
+            if kind == "instruction":
+                node = self._instruction(item, line, off - line_start, off, text, tok)
+                if node is not None:
+                    out.append(node)
+            elif kind == "label":
+                out.append(Label(label_name(item), Span(filename, line, off - line_start)))
+            elif kind == "loc":
+                node = parse_loc(item, Span(filename, line, off - line_start))
+                if node is None:
+                    self.error("malformed `.loc` directive; expected `.loc file line column[, ...]`",
+                               line, off - line_start)
+                else:
+                    out.append(node)
+        return out
+
+    def _instruction(self, item: str, line: int, column: int, base: int, text: str, tok: Token):
+        def error(message: str, offset: int) -> None:
+            ln, col = self._position(line, column, item, offset)
+            self.error(message, ln, col)
+
+        parsed = parse_instruction(item, error)
+        if parsed is None:
+            return None
+        guard, opcode, op_off, operands = parsed
+        ln, col = (line, column + op_off) if op_off == 0 or "\n" not in item[:op_off] else \
+            self._position(line, column, item, op_off)
+        span = Span(self.filename, ln, col)
         try:
-            d = isa.decode(str(tok))
+            d = isa.decode(opcode)
         except isa.DecodeError as e:
-            parts = tok.split(".")
-            col = tok.column + (len(".".join(parts[:e.part])) + 1 if e.part else 0)
-            self.error(e.message, tok.line, col)
-            return Instruction(parts[0], tuple(parts[1:]), operands, guard, span=self.span(tok))
-        return Instruction(d.opcode, d.modifiers, operands, guard, d.mods, d.types, d.form.name,
-                           self.span(tok))
+            parts = opcode.split(".")
+            error(e.message, op_off + (len(".".join(parts[:e.part])) + 1 if e.part else 0))
+            return Instruction(parts[0], tuple(parts[1:]), operands, guard, span=span)
+        return Instruction(d.opcode, d.modifiers, operands, guard, d.mods, d.types, d.form.name, span)
+
+    @staticmethod
+    def _position(line: int, column: int, text: str, offset: int) -> tuple[int, int]:
+        nl = text.count("\n", 0, offset)
+        if not nl:
+            return line, column + offset
+        return line + nl, offset - text.rfind("\n", 0, offset)
 
     # ------------------------------------------------------------ operands
-    def reg(self, c):
-        return _register(c[0])
-
-    def pair(self, c):
-        return Pair(_register(c[0]), _register(c[1]))
-
-    def neg(self, c):
-        return Negated(_register(c[0]))
-
-    def sym(self, c):
-        return Sink() if c[0] == "_" else Symbol(str(c[0]))
-
-    def vector(self, c):
-        return Vector(tuple(o for o in c if o is not None))
-
-    def plist(self, c):
-        return ParenList(tuple(o for o in c if o is not None))
-
-    def addr(self, c):
-        base, off = c[0]
-        return Address(base, off, tuple(c[1:]))
-
-    def base_reg(self, c):
-        return (_register(c[0]), 0)
-
-    def base_sym(self, c):
-        return (Symbol(str(c[0])), 0)
-
-    def base_reg_off(self, c):
-        return (_register(c[0]), self._offset(c[1]))
-
-    def base_sym_off(self, c):
-        return (Symbol(str(c[0])), self._offset(c[1]))
-
-    def base_abs(self, c):
-        return (None, self._int(c[0]))
-
-    def _offset(self, tok: Token) -> int:
-        return self._int(tok)
-
     def int_imm(self, c):
         tok = c[0]
         try:

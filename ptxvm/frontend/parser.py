@@ -17,6 +17,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 from ..errors import Diagnostic, PtxEncodingError, PtxError, PtxSemanticError, PtxSyntaxError
 from ..ir.nodes import Module
 from ..resources import data_dir
+from .body import item_regex
 from .builder import IRBuilder, _Header
 
 MAX_ERRORS = 50
@@ -53,6 +54,7 @@ class _Parser:
                          transformer=self.builder, maybe_placeholders=True,
                          propagate_positions=False, cache=False)
         self.lock = threading.Lock()
+        self.builder.item_re = item_regex(self.lark.get_terminal("RUN").pattern.value)
 
 
 @cache

@@ -1,0 +1,41 @@
+"""ptxvm: a PTX binary translator and process VM.
+
+    >>> import ptxvm
+    >>> module = ptxvm.parse(open("k.ptx").read(), filename="k.ptx")
+    >>> [k for k in module.kernels]
+"""
+
+from __future__ import annotations
+
+from .errors import (  # noqa: F401
+    Diagnostic, IsaTableError, PtxEncodingError, PtxError, PtxSemanticError, PtxSyntaxError,
+    UnsupportedError,
+)
+
+__version__ = "0.1.0"
+
+
+def parse(text: str | bytes, filename: str | None = None, *, verify: bool = True):
+    """Parse PTX text into a verified ``ptxvm.ir.Module``.
+
+    Raises ``ptxvm.PtxError`` (``PtxSyntaxError`` / ``PtxSemanticError``) listing
+    every error found, each with filename, line and column.
+    """
+    from .frontend.parser import parse as _parse
+    return _parse(text, filename, verify=verify)
+
+
+def load(path, *, verify: bool = True, cache: bool | None = None):
+    """Parse a PTX file, through the content-hash cache unless disabled."""
+    from .frontend.cache import load_file
+    return load_file(path, verify=verify, use_cache=cache)
+
+
+def format_ptx(module) -> str:
+    """Print a module back as canonical PTX text."""
+    from .frontend.printer import format_module
+    return format_module(module)
+
+
+__all__ = ["parse", "load", "format_ptx", "PtxError", "PtxSyntaxError", "PtxSemanticError",
+           "PtxEncodingError", "Diagnostic", "UnsupportedError", "__version__"]

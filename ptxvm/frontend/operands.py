@@ -1,0 +1,274 @@
+"""Parse the inside of one INSTRUCTION token: guard, dotted opcode, operands.
+
+The grammar of this small language is written out in grammar/ptx.lark next to
+the INSTRUCTION terminal. This is a hand-written recursive-descent parser over
+one compiled regex, because an instruction is the hot path of every PTX file.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Callable
+
+from ..ir.nodes import (
+    Address, Guard, ImmKind, Immediate, Negated, Operand, Pair, ParenList, Register, Sink, Symbol,
+    Vector,
+)
+from .literals import parse_int
+
+_HEAD = re.compile(r"(?:@(!?)([%\w$][\w$]*(?:\.[xyzw])?)[ \t]+)?([a-z][a-z0-9_]*(?:\.[A-Za-z0-9_]+(?:::[A-Za-z0-9_]+)*)*)")
+_TOKEN = re.compile(r"""
+    (?P<ws>(?:\s+|//[^\n]*|/\*.*?\*/)+)
+  | (?P<f32>0[fF][0-9a-fA-F]{8}(?![\w.]))
+  | (?P<f64>0[dD][0-9a-fA-F]{16}(?![\w.]))
+  | (?P<flt>-?(?:\d+\.\d*|\.\d+)(?:[eE][+-]?\d+)?|-?\d+[eE][+-]?\d+)
+  | (?P<int>-?(?:0[xX][0-9a-fA-F]+|0[bB][01]+|\d+)U?(?![\w.]))
+  | (?P<reg>%[\w$]+(?:\.[xyzw](?![\w$]))?)
+  | (?P<name>[A-Za-z_$][\w$]*)
+  | (?P<punct>[\[\]{}(),|!+;])
+  | (?P<bad>.)
+""", re.X | re.S)
+
+_CLOSE = {"[": "]", "{": "}", "(": ")"}
+
+ErrorFn = Callable[[str, int], None]   # (message, offset into the instruction text)
+
+
+class _Fail(Exception):
+    pass
+
+
+def _register(text: str) -> Register:
+    if "." in text:
+        name, _, comp = text.partition(".")
+        return Register(name, comp)
+    return Register(text)
+
+
+class _Cursor:
+    __slots__ = ("toks", "i", "error")
+
+    def __init__(self, toks: list[tuple[str, str, int]], error: ErrorFn) -> None:
+        self.toks, self.i, self.error = toks, 0, error
+
+    def peek(self) -> tuple[str, str, int]:
+        return self.toks[self.i]
+
+    def take(self) -> tuple[str, str, int]:
+        t = self.toks[self.i]
+        self.i += 1
+        return t
+
+    def fail(self, message: str, pos: int):
+        self.error(message, pos)
+        raise _Fail
+
+    def expect(self, value: str, what: str) -> None:
+        kind, text, pos = self.take()
+        if text != value:
+            self.fail(f"expected {what}, found {_show(kind, text)}", pos)
+
+
+def _show(kind: str, text: str) -> str:
+    if kind == "end":
+        return "end of instruction"
+    if "\n" in text or (kind == "ws"):
+        return "a line break"
+    return f"`{text}`"
+
+
+def _immediate(kind: str, text: str) -> Immediate:
+    if kind == "int":
+        value, unsigned = parse_int(text)
+        return Immediate(value, ImmKind.INT, unsigned)
+    if kind == "f32":
+        return Immediate(int(text[2:], 16), ImmKind.F32)
+    if kind == "f64":
+        return Immediate(int(text[2:], 16), ImmKind.F64)
+    return Immediate(float(text), ImmKind.FLOAT)
+
+
+def _operand(c: _Cursor) -> Operand:
+    kind, text, pos = c.take()
+    if kind == "reg":
+        if c.peek()[1] == "|":
+            c.take()
+            k2, t2, p2 = c.take()
+            if k2 != "reg":
+                c.fail(f"expected a predicate register after `|`, found {_show(k2, t2)}", p2)
+            return Pair(_register(text), _register(t2))
+        return _register(text)
+    if kind in ("int", "f32", "f64", "flt"):
+        try:
+            return _immediate(kind, text)
+        except ValueError:
+            c.fail(f"invalid number `{text}`", pos)
+    if kind == "name":
+        return Sink() if text == "_" else Symbol(text)
+    if text == "!":
+        k2, t2, p2 = c.take()
+        if k2 != "reg" and k2 != "name":
+            c.fail(f"expected a predicate register after `!`, found {_show(k2, t2)}", p2)
+        return Negated(_register(t2) if k2 == "reg" else Symbol(t2))
+    if text == "[":
+        return _address(c, pos)
+    if text in ("{", "("):
+        items = _list(c, _CLOSE[text], allow_empty=text == "(")
+        return Vector(items) if text == "{" else ParenList(items)
+    c.fail(f"expected an operand, found {_show(kind, text)}", pos)
+    raise AssertionError  # unreachable
+
+
+def _list(c: _Cursor, close: str, allow_empty: bool) -> tuple[Operand, ...]:
+    items: list[Operand] = []
+    if c.peek()[1] == close:
+        c.take()
+        if not allow_empty:
+            c.fail(f"empty `{{}}` vector", c.toks[c.i - 1][2])
+        return ()
+    while True:
+        items.append(_operand(c))
+        kind, text, pos = c.take()
+        if text == close:
+            return tuple(items)
+        if text != ",":
+            c.fail(f"expected `,` or `{close}`, found {_show(kind, text)}", pos)
+
+
+def _address(c: _Cursor, open_pos: int) -> Address:
+    kind, text, pos = c.take()
+    base: Register | Symbol | None
+    offset = 0
+    if kind == "reg":
+        base = _register(text)
+    elif kind == "name":
+        base = Symbol(text)
+    elif kind == "int":
+        base = None
+        try:
+            offset = parse_int(text)[0]
+        except ValueError:
+            c.fail(f"invalid number `{text}`", pos)
+    else:
+        c.fail(f"expected a register, variable or address inside `[ ]`, found {_show(kind, text)}", pos)
+    if base is not None:
+        k, t, p = c.peek()
+        if t == "+":
+            c.take()
+            k, t, p = c.take()
+            if k != "int":
+                c.fail(f"expected an integer offset after `+`, found {_show(k, t)}", p)
+            offset = parse_int(t)[0]
+        elif k == "int" and t.startswith("-"):
+            c.take()
+            offset = parse_int(t)[0]
+    extra: list[Operand] = []
+    while True:
+        k, t, p = c.take()
+        if t == "]":
+            return Address(base, offset, tuple(extra))
+        if t != ",":
+            c.fail(f"expected `]`, found {_show(k, t)}", p)
+        extra.append(_operand(c))
+
+
+_ATOM = re.compile(r"""
+    (?P<reg>%[\w$]+(?:\.[xyzw])?)
+  | (?P<f32>0[fF][0-9a-fA-F]{8})
+  | (?P<f64>0[dD][0-9a-fA-F]{16})
+  | (?P<int>-?(?:0[xX][0-9a-fA-F]+|0[bB][01]+|\d+)U?)
+  | (?P<flt>-?(?:\d+\.\d*|\.\d+)(?:[eE][+-]?\d+)?|-?\d+[eE][+-]?\d+)
+  | (?P<name>[A-Za-z_$][\w$]*)
+  | \[[ \t]*(?P<abase>%[\w$]+|[A-Za-z_$][\w$]*)[ \t]*(?:\+[ \t]*(?P<aoff>-?(?:0[xX][0-9a-fA-F]+|\d+))|(?P<aneg>-(?:0[xX][0-9a-fA-F]+|\d+)))?[ \t]*\]
+""", re.X)
+_SPECIAL = re.compile(r"[{(|!/\n]")
+_atoms: dict[str, Operand] = {}
+
+
+def _atom(text: str) -> Operand | None:
+    """A simple operand (no braces, lists or pairs), memoised: they repeat a lot."""
+    op = _atoms.get(text)
+    if op is not None:
+        return op
+    m = _ATOM.fullmatch(text)
+    if m is None:
+        return None
+    kind = m.lastgroup
+    try:
+        if kind == "reg":
+            op = _register(text)
+        elif kind == "name":
+            op = Sink() if text == "_" else Symbol(text)
+        elif kind in ("abase", "aoff", "aneg"):
+            b = m.group("abase")
+            off = m.group("aoff") or m.group("aneg")
+            op = Address(_register(b) if b[0] == "%" else Symbol(b), parse_int(off)[0] if off else 0)
+        else:
+            op = _immediate(kind, text)
+    except ValueError:
+        return None
+    if len(_atoms) > 200_000:
+        _atoms.clear()
+    _atoms[text] = op
+    return op
+
+
+def parse_instruction(text: str, error: ErrorFn):
+    """Split one instruction (ending in ';') into (guard, opcode, opcode offset, operands).
+
+    Returns None after reporting an error through ``error``.
+    """
+    head = _HEAD.match(text)
+    if head is None:  # the RUN terminal guarantees a head; defensive
+        error("expected an instruction", 0)
+        return None
+    guard = None
+    if head.group(2):
+        guard = Guard(_register(head.group(2)), head.group(1) == "!")
+    opcode = head.group(3)
+    # Fast path: a plain comma-separated list of simple operands.
+    rest = text[head.end():-1]
+    if text[-1] == ";" and not _SPECIAL.search(rest):
+        stripped = rest.strip()
+        if not stripped:
+            return guard, opcode, head.start(3), ()
+        fast = [_atom(p.strip()) for p in stripped.split(",")]
+        if None not in fast:
+            return guard, opcode, head.start(3), tuple(fast)
+    toks: list[tuple[str, str, int]] = []
+    for m in _TOKEN.finditer(text, head.end()):
+        kind = m.lastgroup
+        if kind == "ws":
+            continue
+        toks.append((kind, m.group(), m.start()))
+    end = len(text)
+    toks.append(("end", "", end))
+    c = _Cursor(toks, error)
+    operands: list[Operand] = []
+    try:
+        if toks[0][1] != ";":
+            while True:
+                operands.append(_operand(c))
+                kind, t, pos = c.take()
+                if t == ";":
+                    break
+                if t != ",":
+                    # A newline in the middle usually means a missing ';' on the line before.
+                    c.fail(f"expected `,` or `;` after operand, found {_show(kind, t)}"
+                           + ("; is a `;` missing at the end of the previous line?"
+                              if "\n" in text[:pos] else ""), pos)
+        else:
+            c.take()
+        kind, t, pos = c.take()
+        if kind != "end":
+            c.fail(f"unexpected {_show(kind, t)} after `;`", pos)
+    except _Fail:
+        return None
+    except IndexError:
+        error("unexpected end of instruction", end)
+        return None
+    bad = [t for t in toks if t[0] == "bad"]
+    if bad:
+        error(f"unexpected character `{bad[0][1]}` in operands", bad[0][2])
+        return None
+    return guard, opcode, head.start(3), tuple(operands)
