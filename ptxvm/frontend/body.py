@@ -5,18 +5,17 @@ from __future__ import annotations
 import re
 from functools import cache
 
-_PREFIX = "(?:[ \t\r\n]*(?:"  # Lark turns the escapes into the characters
-_SUFFIX = r"))+"
 _LABEL = re.compile(r"([A-Za-z_$%][\w$]*)[ \t]*:")
 
 
 @cache
-def item_regex(run_pattern: str) -> re.Pattern[str]:
-    """The pattern of one RUN item, derived from the grammar's RUN terminal."""
-    if not (run_pattern.startswith(_PREFIX) and run_pattern.endswith(_SUFFIX)):
-        raise ValueError("grammar/ptx.lark: RUN terminal does not have the expected shape")
-    items = run_pattern[len(_PREFIX):-len(_SUFFIX)]
-    return re.compile(r"[ \t\r\n]*(" + items + ")")
+def item_regex(grammar_text: str) -> re.Pattern[str]:
+    """The pattern of one RUN item: the grammar's RUN_ITEM terminal (Lark inlines
+    terminals used only inside other terminals, so it is read from the text)."""
+    m = re.search(r"^RUN_ITEM:\s*/(.*)/\s*$", grammar_text, re.M)
+    if m is None:
+        raise ValueError("grammar/ptx.lark: RUN_ITEM terminal not found")
+    return re.compile(r"[ \t\r\n]*(" + m.group(1).replace("\\/", "/") + ")")
 
 
 def classify(item: str) -> str:

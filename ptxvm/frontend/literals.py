@@ -58,6 +58,6 @@ def parse_loc(text: str, span: Span) -> Loc | None:
     m = _LOC_RE.match(text.strip())
     if not m:
         return None
-    extra = re.sub(r"\s+", " ", m.group(4)).strip()
+    extra = re.sub(r"\s+", " ", m.group(4)).strip().lstrip(",").strip()
     extra = re.sub(r"\s*,\s*", ", ", extra)
     return Loc(int(m.group(1)), int(m.group(2)), int(m.group(3)), extra, span)

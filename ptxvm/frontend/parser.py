@@ -54,7 +54,7 @@ class _Parser:
                          transformer=self.builder, maybe_placeholders=True,
                          propagate_positions=False, cache=False)
         self.lock = threading.Lock()
-        self.builder.item_re = item_regex(self.lark.get_terminal("RUN").pattern.value)
+        self.builder.item_re = item_regex(_grammar_text())
 
 
 @cache
