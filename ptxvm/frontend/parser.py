@@ -237,18 +237,24 @@ def _check_version(h: _Header, filename, lines, diagnostics) -> None:
 
 def parse(text: str | bytes, filename: str | None = None, *, verify: bool = True) -> Module:
     """Parse PTX text; raise PtxSyntaxError / PtxSemanticError listing every error found."""
-    module, diagnostics = parse_unverified(text, filename)
+    module, diagnostics = check_text(text, filename, verify=verify)
     errors = [d for d in diagnostics if d.severity == "error"]
     if errors:
-        raise PtxSyntaxError.from_diagnostics(errors) if module is None or _is_syntax(errors) \
-            else PtxSemanticError.from_diagnostics(errors)
+        cls = PtxSyntaxError if module is None or _is_syntax(errors) else PtxSemanticError
+        raise cls.from_diagnostics(errors)
     assert module is not None
-    if verify:
-        from ..ir.verify import verify_module
-        problems = verify_module(module, (text if isinstance(text, str) else _decode_text(text, filename)).split("\n"))
-        if problems:
-            raise PtxSemanticError.from_diagnostics(problems)
     return module
+
+
+def check_text(text: str | bytes, filename: str | None = None, *, verify: bool = True
+               ) -> tuple[Module | None, list[Diagnostic]]:
+    """Parse and verify, returning every diagnostic instead of raising (encoding errors raise)."""
+    module, diagnostics = parse_unverified(text, filename)
+    if module is not None and verify and not _is_syntax(diagnostics):
+        from ..ir.verify import verify_module
+        lines = (text if isinstance(text, str) else _decode_text(text, filename)).split("\n")
+        diagnostics = _dedupe(diagnostics + verify_module(module, lines))
+    return module, diagnostics
 
 
 def _is_syntax(errors: list[Diagnostic]) -> bool:

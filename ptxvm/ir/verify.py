@@ -1,3 +1,352 @@
-"""Placeholder replaced below."""
-def verify_module(module, lines):
-    return []
+"""Semantic checks of a parsed module: symbol resolution, operand shapes, types.
+
+``verify_module`` returns every problem found as a Diagnostic (never raises for
+problems in the PTX). Operand rules come from the forms in isa/instructions.toml;
+type compatibility follows PTX ISA 9.0 §6.4 (operand type information): a
+`.bN` instruction type accepts any register of N bits, `.uN/.sN` accept
+b/u/s registers of N bits, `.fN` accepts f or b registers of N bits, and ld, st,
+cvt (and mov of packed values) accept registers wider than the instruction type.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from .. import isa
+from ..errors import Diagnostic
+from .nodes import (
+    Address, Block, BranchTargets, CallPrototype, Function, Immediate, Instruction, Label, Module,
+    Negated, Pair, ParenList, Register, Sink, Span, Symbol, VarDecl, Vector,
+)
+from .sregs import lookup_special
+from .types import ScalarType, StateSpace
+
+_TRAILING_INT = re.compile(r"(.*?)(\d+)$")
+# Instructions whose data operands may be wider than the instruction type (§6.4.2).
+_WIDE_OK = {"ld", "ldu", "st", "cvt", "mov", "ld.global.nc", "st.async", "atom", "red", "tex", "suld",
+            "sust", "shfl", "prmt", "cvt.pack"}
+
+
+@dataclass
+class Scope:
+    parent: "Scope | None" = None
+    names: dict[str, VarDecl] = field(default_factory=dict)
+    ranges: dict[str, VarDecl] = field(default_factory=dict)
+
+    def declare(self, d: VarDecl) -> VarDecl | None:
+        """Add a declaration; return the earlier one when the name is taken here."""
+        if d.count is not None:
+            prev = self.ranges.get(d.name)
+            self.ranges[d.name] = d
+            return prev
+        prev = self.names.get(d.name)
+        self.names[d.name] = d
+        return prev
+
+    def lookup(self, name: str) -> VarDecl | None:
+        s: Scope | None = self
+        m = None
+        while s is not None:
+            d = s.names.get(name)
+            if d is not None:
+                return d
+            if s.ranges:
+                if m is None:
+                    m = _TRAILING_INT.fullmatch(name) or False
+                if m:
+                    r = s.ranges.get(m.group(1))
+                    if r is not None and int(m.group(2)) < (r.count or 0):
+                        return r
+            s = s.parent
+        return None
+
+
+class Verifier:
+    def __init__(self, module: Module, lines: list[str]) -> None:
+        self.module = module
+        self.lines = lines
+        self.diags: list[Diagnostic] = []
+        self.functions: dict[str, Function] = {}
+        self.globals = Scope()
+
+    def error(self, message: str, span: Span | None) -> None:
+        line = span.line if span and span.line else None
+        col = span.column if span and span.line else None
+        src = self.lines[line - 1] if line and 0 < line <= len(self.lines) else None
+        self.diags.append(Diagnostic(message, self.module.filename, line, col, src))
+
+    # ---------------------------------------------------------------- module
+    def run(self) -> list[Diagnostic]:
+        defined: dict[str, Function] = {}
+        for item in self.module.items:
+            if isinstance(item, Function):
+                if item.body is not None:
+                    prev = defined.get(item.name)
+                    if prev is not None:
+                        self.error(f"function `{item.name}` is defined twice (first at line {prev.span.line})",
+                                   item.span)
+                    defined[item.name] = item
+                self.functions.setdefault(item.name, item)
+                if item.body is not None:
+                    self.functions[item.name] = item
+            elif isinstance(item, VarDecl):
+                prev = self.globals.declare(item)
+                if prev is not None and item.linkage is None and prev.linkage is None:
+                    self.error(f"`{item.name}` is declared twice (first at line {prev.span.line})", item.span)
+                self._check_decl(item)
+        for item in self.module.items:
+            if isinstance(item, Function):
+                self._function(item)
+        return self.diags
+
+    def _check_decl(self, d: VarDecl) -> None:
+        if d.space is StateSpace.REG and d.array:
+            self.error(f"register `{d.name}` cannot be an array", d.span)
+        if d.init is not None and d.space not in (StateSpace.GLOBAL, StateSpace.CONST):
+            self.error(f"`{d.name}`: only .global and .const variables can have initialisers", d.span)
+        if d.init is not None and d.linkage is not None and d.linkage.value == "extern":
+            self.error(f"`.extern` variable `{d.name}` cannot have an initialiser", d.span)
+
+    # ---------------------------------------------------------------- functions
+    def _function(self, f: Function) -> None:
+        scope = Scope(self.globals)
+        for p in (*f.returns, *f.params):
+            if p.space not in (StateSpace.PARAM, StateSpace.REG):
+                self.error(f"parameter `{p.name}` of `{f.name}` must be .param or .reg", p.span)
+            if scope.declare(p) is not None:
+                self.error(f"parameter `{p.name}` is declared twice", p.span)
+        if f.body is None:
+            return
+        labels: dict[str, Span] = {}
+        protos: dict[str, CallPrototype] = {}
+        tables: dict[str, BranchTargets] = {}
+        for s in f.body.walk():
+            if isinstance(s, Label):
+                if s.name in labels:
+                    self.error(f"duplicate label `{s.name}` (first defined at line {labels[s.name].line})", s.span)
+                else:
+                    labels[s.name] = s.span
+            elif isinstance(s, CallPrototype):
+                protos[s.name] = s
+            elif isinstance(s, BranchTargets):
+                tables[s.name] = s
+        ctx = _FnContext(f, labels, protos, tables)
+        self._block(f.body, scope, ctx)
+
+    def _block(self, block: Block, parent: Scope, ctx: "_FnContext") -> None:
+        scope = Scope(parent)
+        for s in block.statements:
+            if isinstance(s, VarDecl):
+                prev = scope.declare(s)
+                if prev is not None:
+                    self.error(f"`{s.name}` is declared twice in this scope (first at line {prev.span.line})",
+                               s.span)
+                self._check_decl(s)
+            elif isinstance(s, Instruction):
+                self._instruction(s, scope, ctx)
+            elif isinstance(s, Block):
+                self._block(s, scope, ctx)
+            elif isinstance(s, BranchTargets):
+                for t in s.targets:
+                    if (s.kind == "branchtargets" and t not in ctx.labels) or \
+                            (s.kind == "calltargets" and t not in self.functions):
+                        self.error(f"`.{s.kind}` names undefined `{t}`", s.span)
+
+    # ---------------------------------------------------------------- instructions
+    def _instruction(self, ins: Instruction, scope: Scope, ctx: "_FnContext") -> None:
+        if ins.guard is not None:
+            t = self._reg_type(ins.guard.register, scope, ins)
+            if t is not None and t is not ScalarType.PRED:
+                self.error(f"guard `{ins.guard}` must be a .pred register, `{ins.guard.register}` is .{t.value}",
+                           ins.span)
+        # Resolve every register and symbol the instruction mentions.
+        for op in ins.operands:
+            self._resolve(op, scope, ctx, ins)
+        if not ins.form:
+            return  # decoding already failed and was reported
+        try:
+            d = isa.decode(ins.full_opcode)
+        except isa.DecodeError:
+            return
+        self._shape(ins, d, scope, ctx)
+
+    def _resolve(self, op, scope: Scope, ctx: "_FnContext", ins: Instruction) -> None:
+        if isinstance(op, Register):
+            self._reg_type(op, scope, ins)
+        elif isinstance(op, Symbol):
+            n = op.name
+            if not (n in ctx.labels or n in self.functions or n in ctx.protos or n in ctx.tables
+                    or scope.lookup(n) is not None):
+                self.error(f"`{n}` is not declared (no label, variable, function or prototype has this name)",
+                           ins.span)
+        elif isinstance(op, (Negated,)):
+            self._resolve(op.operand, scope, ctx, ins)
+        elif isinstance(op, Pair):
+            self._resolve(op.first, scope, ctx, ins)
+            self._resolve(op.second, scope, ctx, ins)
+        elif isinstance(op, (Vector, ParenList)):
+            for e in op.elements:
+                self._resolve(e, scope, ctx, ins)
+        elif isinstance(op, Address):
+            if op.base is not None:
+                self._resolve(op.base, scope, ctx, ins)
+            for e in op.extra:
+                self._resolve(e, scope, ctx, ins)
+
+    def _reg_type(self, r: Register, scope: Scope, ins: Instruction) -> ScalarType | None:
+        decl = scope.lookup(r.name)
+        if decl is not None:
+            if decl.space is not StateSpace.REG and r.name.startswith("%"):
+                return decl.type
+            return decl.type
+        sreg = lookup_special(r.name, r.component)
+        if sreg is not None:
+            return sreg.type
+        if lookup_special(r.name) is not None:
+            self.error(f"special register `{r}` has no component `.{r.component}`", ins.span)
+            return None
+        self.error(f"register `{r}` used but not declared", ins.span)
+        return None
+
+    def _shape(self, ins: Instruction, d: isa.Decoded, scope: Scope, ctx: "_FnContext") -> None:
+        # Operand count: any form whose modifiers and types match decides.
+        roles = d.form.operands
+        n = len(ins.operands)
+        if roles:
+            lo, hi = d.form.min_operands, len(roles)
+            if not lo <= n <= hi:
+                want = str(lo) if lo == hi else f"{lo} to {hi}"
+                self.error(f"`{ins.full_opcode}` takes {want} operand{'s' if hi != 1 else ''}, found {n}",
+                           ins.span)
+                return
+        elif n and ins.opcode not in ("call",):
+            pass
+        vec = ins.mod("vec")
+        width = int(vec[1:]) if vec else None
+        for op, role in zip(ins.operands, roles):
+            self._check_role(ins, op, role, d, scope, ctx, width)
+
+    def _check_role(self, ins, op, role: isa.OperandRole, d: isa.Decoded, scope, ctx, width) -> None:
+        kind = role.kind
+        if kind is isa.RoleKind.ADDR:
+            if not isinstance(op, Address):
+                self.error(f"operand `{op}` of `{ins.full_opcode}` must be an address `[...]`", ins.span)
+            return
+        if isinstance(op, Address) and kind in (isa.RoleKind.DST, isa.RoleKind.SRC):
+            self.error(f"operand `{op}` of `{ins.full_opcode}` cannot be an address", ins.span)
+            return
+        if kind is isa.RoleKind.LABEL:
+            if isinstance(op, Symbol) and op.name not in ctx.labels and op.name not in ctx.tables:
+                self.error(f"branch target `{op.name}` is not a label of `{ctx.fn.name}`", ins.span)
+            elif not isinstance(op, (Symbol, Register)):
+                self.error(f"operand `{op}` of `{ins.full_opcode}` must be a label", ins.span)
+            return
+        if kind is isa.RoleKind.DST:
+            if isinstance(op, Immediate):
+                self.error(f"destination of `{ins.full_opcode}` cannot be the constant `{op}`", ins.span)
+                return
+            if isinstance(op, Pair) and not role.pair:
+                self.error(f"`{ins.full_opcode}` has no `|p` predicate destination", ins.span)
+        # Vector operands of .v2/.v4 instructions.
+        if width is not None and kind in (isa.RoleKind.DST, isa.RoleKind.SRC) and role.name in ("d", "a", "b") \
+                and ins.opcode in ("ld", "st", "ldu", "ld.global.nc", "st.async", "tex", "suld", "sust",
+                                   "atom", "red", "multimem.ld_reduce", "multimem.st", "multimem.red"):
+            what = "destination" if kind is isa.RoleKind.DST else "source"
+            if not isinstance(op, Vector):
+                self.error(f"`{ins.full_opcode}` needs a {width}-element vector {what}, found `{op}`", ins.span)
+                return
+            if len(op.elements) != width:
+                self.error(f"`{ins.full_opcode}` needs a {width}-element vector {what}, "
+                           f"found {len(op.elements)} elements", ins.span)
+                return
+        # Register types.
+        want = self._role_type(role, d)
+        if want is None:
+            return
+        for reg in _registers_of(op):
+            have = self._lookup_quiet(reg, scope)
+            if have is None:
+                continue
+            if not _compatible(want, have, ins.opcode, kind is isa.RoleKind.DST, ins):
+                self.error(f"`{reg}` is .{have.value}, but `{ins.full_opcode}` needs a "
+                           f"{_describe(want)} operand here", ins.span)
+
+    @staticmethod
+    def _role_type(role: isa.OperandRole, d: isa.Decoded) -> ScalarType | None:
+        t = role.typing
+        if t is None:
+            if role.kind in (isa.RoleKind.DST, isa.RoleKind.SRC) and len(d.types) == 1:
+                return d.types[0]
+            return None
+        if t.startswith("t") and t[1:].isdigit():
+            i = int(t[1:])
+            return d.types[i] if i < len(d.types) else None
+        try:
+            return ScalarType(t)
+        except ValueError:
+            return None
+
+    @staticmethod
+    def _lookup_quiet(r: Register, scope: Scope) -> ScalarType | None:
+        decl = scope.lookup(r.name)
+        if decl is not None:
+            return decl.type
+        sreg = lookup_special(r.name, r.component)
+        return sreg.type if sreg else None
+
+
+@dataclass
+class _FnContext:
+    fn: Function
+    labels: dict[str, Span]
+    protos: dict[str, CallPrototype]
+    tables: dict[str, BranchTargets]
+
+
+def _registers_of(op):
+    if isinstance(op, Register):
+        yield op
+    elif isinstance(op, Negated) and isinstance(op.operand, Register):
+        yield op.operand
+    elif isinstance(op, Vector):
+        for e in op.elements:
+            if isinstance(e, Register):
+                yield e
+    elif isinstance(op, Pair) and isinstance(op.first, Register):
+        yield op.first
+
+
+def _describe(t: ScalarType) -> str:
+    if t is ScalarType.PRED:
+        return ".pred"
+    return f".{t.value} ({t.bits}-bit)"
+
+
+def _compatible(want: ScalarType, have: ScalarType, opcode: str, is_dst: bool, ins: Instruction) -> bool:
+    """PTX ISA §6.4.1 type checking, §6.4.2 wider operands for ld/st/cvt."""
+    if want is ScalarType.PRED or have is ScalarType.PRED:
+        return want is have
+    wk, hk = want.kind, have.kind
+    if wk == "opaque" or hk == "opaque":
+        return have.bits == 64 or hk == "opaque"
+    if wk == "b" or hk == "b":
+        kind_ok = True
+    elif wk in "us":
+        kind_ok = hk in "us"
+    else:
+        kind_ok = hk == "f"
+    if not kind_ok:
+        return False
+    if have.bits == want.bits:
+        return True
+    if have.bits > want.bits and opcode in _WIDE_OK:
+        return True
+    # `.wide` / `.hi`-style forms produce double width; 8-bit types live in 16/32-bit registers.
+    if ins.mod("wide") or ins.mod("mode") == "wide":
+        return True
+    return want.bits == 8 and have.bits in (16, 32)
+
+
+def verify_module(module: Module, lines: list[str] | None = None) -> list[Diagnostic]:
+    return Verifier(module, lines or []).run()
