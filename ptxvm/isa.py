@@ -322,7 +322,7 @@ def _main(argv: list[str]) -> int:
         text = re.sub(r"\.section[^{]*\{[^}]*\}", "", text)
         for line in text.splitlines():
             s = line.strip()
-            if not s or s.startswith((".", "//", "}", "{", "$", ")")) or s.endswith(":") or s.endswith(","):
+            if not s or s.startswith((".", "//", "}", "{", "$", ")")) or s.endswith((":", ",")) or ".callprototype" in s:
                 continue
             m = _OPCODE_RE.match(line)
             if not m or m.group(1) in seen:

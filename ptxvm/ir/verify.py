@@ -222,8 +222,7 @@ class Verifier:
                 return
         elif n and ins.opcode not in ("call",):
             pass
-        vec = ins.mod("vec")
-        width = int(vec[1:]) if vec else None
+        width = next((int(m[1:]) for m in ins.modifiers if m in ("v2", "v4", "v8")), None)
         for op, role in zip(ins.operands, roles):
             self._check_role(ins, op, role, d, scope, ctx, width)
 
@@ -262,8 +261,15 @@ class Verifier:
                 return
         # Register types.
         want = self._role_type(role, d)
-        if want is None:
+        if want is None or ins.opcode.startswith(_FRAGMENT_OPS):
             return
+        if isinstance(op, Vector) and width is None and op.elements:
+            # mov.b64 {lo, hi}, %rd: a brace vector packs equal parts of the type (§9.7.9.1).
+            want = _part_type(want, len(op.elements))
+            if want is None:
+                self.error(f"`{ins.full_opcode}` cannot split .{d.types[0].value} into "
+                           f"{len(op.elements)} parts", ins.span)
+                return
         for reg in _registers_of(op):
             have = self._lookup_quiet(reg, scope)
             if have is None:
@@ -302,6 +308,17 @@ class _FnContext:
     labels: dict[str, Span]
     protos: dict[str, CallPrototype]
     tables: dict[str, BranchTargets]
+
+
+# Tensor-core fragments are vectors of 32-bit registers whatever the element type.
+_FRAGMENT_OPS = ("wmma", "mma", "ldmatrix", "stmatrix", "movmatrix", "wgmma", "tcgen05")
+
+
+def _part_type(t: ScalarType, parts: int) -> ScalarType | None:
+    bits = t.bits // parts
+    if bits * parts != t.bits or bits < 8:
+        return None
+    return ScalarType(f"b{bits}")
 
 
 def _registers_of(op):

@@ -1,0 +1,22 @@
+"""Shared test setup: tests never write to the user's real cache directory."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _isolated_cache(tmp_path_factory: pytest.TempPathFactory):
+    import os
+    old = os.environ.get("PTXVM_CACHE_DIR")
+    os.environ["PTXVM_CACHE_DIR"] = str(tmp_path_factory.mktemp("ptxvm-cache"))
+    yield
+    if old is None:
+        os.environ.pop("PTXVM_CACHE_DIR", None)
+    else:
+        os.environ["PTXVM_CACHE_DIR"] = old
