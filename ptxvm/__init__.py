@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from .errors import (  # noqa: F401
     Diagnostic, IsaTableError, PtxEncodingError, PtxError, PtxSemanticError, PtxSyntaxError,
-    UnsupportedError,
+    PtxVersionWarning, UnsupportedError,
 )
 
 __version__ = "0.1.0"

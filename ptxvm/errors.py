@@ -95,3 +95,7 @@ class IsaTableError(PtxError):
 
 class UnsupportedError(PtxError):
     """A construct ptxvm parses but cannot execute or translate."""
+
+
+class PtxVersionWarning(UserWarning):
+    """The module declares a PTX ISA version newer than the one ptxvm was written for."""

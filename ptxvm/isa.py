@@ -216,7 +216,7 @@ def decode(text: str) -> Decoded:
     rest = parts[used:]
     if not spec.forms:
         raise IsaTableError(f"isa table: {spec.name} has no forms")
-    all_groups = {g for f in spec.forms for g in f.groups}
+    all_groups = {g for f in spec.forms for g in (*f.groups, *f.required, *f.multi)}
     all_values = {v for g in all_groups for v in table.groups[g]}
     all_types = {t for f in spec.forms for s in f.slots for t in s}
 
@@ -253,7 +253,7 @@ def decode(text: str) -> Decoded:
 def _try_form(spec: OpcodeSpec, form: Form, parts: list[str], used: int, table: IsaTable):
     rest = parts[used:]
     form_values: dict[str, str] = {}
-    for g in form.groups:
+    for g in (*form.groups, *sorted(form.required - set(form.groups)), *sorted(form.multi - set(form.groups))):
         for v in table.groups[g]:
             form_values.setdefault(v, g)
     chosen: dict[str, str] = {}
@@ -299,7 +299,7 @@ def _try_form(spec: OpcodeSpec, form: Form, parts: list[str], used: int, table: 
         e = DecodeError(f"`{full}` needs a `{g}` modifier: one of {_fmt(table.groups[g])}", len(parts) - 1)
         e.rank = 1
         return e
-    order = {g: i for i, g in enumerate(form.groups)}
+    order = {g: i for i, g in enumerate((*form.groups, *sorted(form.required), *sorted(form.multi)))}
     mods = tuple(sorted(chosen.items(), key=lambda kv: order[kv[0]]))
     return Decoded(spec.name, tuple(rest), mods, tuple(ScalarType(t) for t in types), form, spec)
 

@@ -14,7 +14,9 @@ from functools import cache
 from lark import Lark, Token
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
-from ..errors import Diagnostic, PtxEncodingError, PtxError, PtxSemanticError, PtxSyntaxError
+from ..errors import (
+    Diagnostic, PtxEncodingError, PtxError, PtxSemanticError, PtxSyntaxError, PtxVersionWarning,
+)
 from ..ir.nodes import Module
 from ..resources import data_dir
 from .body import item_regex
@@ -232,7 +234,7 @@ def _check_version(h: _Header, filename, lines, diagnostics) -> None:
     if (int(major), int(minor)) > NEWEST_PTX_ISA:
         warnings.warn(f"{filename or '<string>'}:{h.token.line}: PTX ISA {h.value} is newer than "
                       f"{NEWEST_PTX_ISA[0]}.{NEWEST_PTX_ISA[1]}, the newest ptxvm knows; parsing it anyway",
-                      stacklevel=4)
+                      PtxVersionWarning, stacklevel=4)
 
 
 def parse(text: str | bytes, filename: str | None = None, *, verify: bool = True) -> Module:
