@@ -198,6 +198,18 @@ def _suggest(word: str, choices: set[str] | frozenset[str]) -> list[str]:
     return difflib.get_close_matches(word, sorted(choices), n=6, cutoff=0.4)
 
 
+_TYPE_SHAPED = re.compile(r"[bsuf]\d+(x\d+)?|bf\d+(x\d+)?|tf\d+|pred\w*")
+
+
+def _common_prefix(a: str, b: str) -> int:
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
 def _fmt(values) -> str:
     return " ".join("." + v for v in sorted(values))
 
@@ -227,14 +239,21 @@ def decode(text: str) -> Decoded:
             types = [x for x in rest if x in TYPE_NAMES]
             shown = base + "".join("." + t for t in types)
             # Expected: the group whose values look most like the unknown one.
-            best = None
+            # The group holding the closest spelling; on ties the larger group (the
+            # complete set of alternatives, e.g. all four rounding modes).
+            best, best_key = None, (0.0, 0, 0)
             for g in sorted(all_groups):
-                if _suggest(m, table.groups[g]):
-                    best = table.groups[g]
-                    break
+                values = table.groups[g]
+                score = max((difflib.SequenceMatcher(None, m, v).ratio(), _common_prefix(m, v))
+                            for v in values)
+                if score[0] >= 0.5 and (*score, len(values)) > best_key:
+                    best, best_key = values, (*score, len(values))
             if best is None and all_values:
                 close = _suggest(m, all_values)
                 best = set(close) if close else None
+            if _TYPE_SHAPED.fullmatch(m) and (best is None or not _suggest(m, best)):
+                raise DecodeError(f"unknown type `.{m}` for `{base}`" + (
+                    f"; expected one of {_fmt(all_types)}" if all_types else "; it takes no type"), used + i)
             expect = f"; expected one of {_fmt(best)}" if best else (
                 "; it takes no modifiers" if not all_values else "")
             raise DecodeError(f"unknown modifier `.{m}` for `{shown}`{expect}", used + i)
