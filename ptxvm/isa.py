@@ -251,7 +251,7 @@ def decode(text: str) -> Decoded:
             if best is None and all_values:
                 close = _suggest(m, all_values)
                 best = set(close) if close else None
-            if _TYPE_SHAPED.fullmatch(m) and (best is None or not _suggest(m, best)):
+            if _TYPE_SHAPED.fullmatch(m):
                 raise DecodeError(f"unknown type `.{m}` for `{base}`" + (
                     f"; expected one of {_fmt(all_types)}" if all_types else "; it takes no type"), used + i)
             expect = f"; expected one of {_fmt(best)}" if best else (
