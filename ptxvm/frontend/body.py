@@ -19,12 +19,12 @@ def item_regex(grammar_text: str) -> re.Pattern[str]:
 
 
 def classify(item: str) -> str:
-    """'comment', 'loc', 'label' or 'instruction'."""
+    """'comment', 'loc', 'decl', 'label' or 'instruction'."""
     c = item[0]
     if c == "/":
         return "comment"
     if c == ".":
-        return "loc"
+        return "loc" if item[:5] in (".loc ", ".loc\t") else "decl"
     if c in "$%" or (item[-1] == ":" and _LABEL.fullmatch(item.rstrip(": \t") + ":")):
         return "label"
     if item[-1] != ";":
@@ -34,3 +34,8 @@ def classify(item: str) -> str:
 
 def label_name(item: str) -> str:
     return item.rstrip(": \t")
+
+
+SIMPLE_DECL = re.compile(
+    r"\.(reg|param|local|shared)\s+(?:\.align\s+(\d+)\s+)?(?:\.v([248])\s+)?\.(\w+)\s+"
+    r"([%$\w][\w$]*)(?:<(\d+)>|\[(\d+)\])?\s*;")

@@ -16,7 +16,7 @@ from ..ir.nodes import (
     PerfDirective, Pragma, Register, Section, Sink, Span, Symbol, SymbolRef, VarDecl, Vector,
 )
 from ..ir.types import ScalarType, StateSpace
-from .body import classify, label_name
+from .body import SIMPLE_DECL, classify, label_name
 from .operands import parse_instruction
 from .literals import (
     f32_immediate, f64_immediate, float_immediate, parse_file_directive, parse_int, parse_loc,
@@ -262,6 +262,20 @@ class IRBuilder(Transformer):
     def init_list(self, c):
         return InitList(tuple(c))
 
+    def init_int_list(self, c):
+        # Decimal only (the terminal guarantees it); int() copes with leading zeros
+        # where PTX would read octal, so those are re-read through parse_int.
+        items = c[0][1:-1].split(",")
+        return InitList(tuple(Immediate(int(x)) if not x.strip().lstrip("-").startswith("0") or x.strip() in ("0", "-0")
+                              else Immediate(self._int_text(x.strip(), c[0])) for x in items))
+
+    def _int_text(self, text: str, tok: Token) -> int:
+        try:
+            return parse_int(text)[0]
+        except ValueError:
+            self.error(f"invalid integer literal `{text}`", tok.line, tok.column)
+            return 0
+
     def init_sym(self, c):
         return SymbolRef(str(c[0]))
 
@@ -348,6 +362,10 @@ class IRBuilder(Transformer):
                     out.append(node)
             elif kind == "label":
                 out.append(Label(label_name(item), Span(filename, line, off - line_start)))
+            elif kind == "decl":
+                node = self._simple_decl(item, line, off - line_start)
+                if node is not None:
+                    out.append(node)
             elif kind == "loc":
                 node = parse_loc(item, Span(filename, line, off - line_start))
                 if node is None:
@@ -356,6 +374,26 @@ class IRBuilder(Transformer):
                 else:
                     out.append(node)
         return out
+
+    def _simple_decl(self, item: str, line: int, column: int) -> VarDecl | None:
+        m = SIMPLE_DECL.fullmatch(item)
+        if m is None:  # the RUN_ITEM pattern and SIMPLE_DECL describe the same shape
+            self.error("malformed declaration", line, column)
+            return None
+        space, align, vec, type_name, name, count, dim = m.groups()
+        try:
+            type_ = ScalarType(type_name)
+        except ValueError:
+            self.error(f"unknown type `.{type_name}` in declaration; expected one of "
+                       + " ".join("." + t.value for t in ScalarType), line, column + m.start(4) - 1)
+            return None
+        span = Span(self.filename, line, column)
+        align_v = int(align) if align else None
+        if align_v is not None and (align_v <= 0 or align_v & (align_v - 1)):
+            self.error(f"alignment {align_v} is not a power of two", line, column + m.start(2))
+        return VarDecl(StateSpace(space), type_, name, int(vec) if vec else None,
+                       (int(dim),) if dim else (), align_v, None, None,
+                       int(count) if count else None, span=span)
 
     def _instruction(self, item: str, line: int, column: int, base: int, text: str, tok: Token):
         def error(message: str, offset: int) -> None:

@@ -1,0 +1,481 @@
+"""Content-hash cache of parsed and verified modules.
+
+The second load of an unchanged file skips the parser: the module is stored
+under ``PTXVM_CACHE_DIR`` (default: ``platformdirs.user_cache_dir("ptxvm")``)
+keyed by the SHA-256 of
+
+* the file's bytes, the filename it was loaded under (it lives on in every
+  source span and message) and the ``verify`` flag, and
+* a *toolchain fingerprint*: the ptxvm version, the Python version, and the
+  contents of ``grammar/*.lark``, ``isa/*.toml`` and the frontend/IR sources,
+  so that any change to the grammar, the instruction table or the IR layout
+  invalidates every entry.
+
+``PTXVM_NO_CACHE=1`` (or ``use_cache=False``) disables it. Entries are written
+atomically (temporary file + ``os.replace``); an unreadable, truncated or
+otherwise corrupted entry is ignored and rewritten, never fatal. Files with
+errors are not cached: their errors are reported on every load.
+
+Encoding: the IR is made of frozen slotted dataclasses, whose default pickling
+goes through a Python ``__setstate__`` loop per object. Entries are instead
+pickled with (a) equal operand objects (registers, immediates, symbols,
+addresses...) shared, and (b) every node rebuilt by a generated constructor that
+fills the slots directly. That keeps loading a large module ~20-40x faster than
+parsing it. The entries are pickles: the cache directory must be private to the
+user (as the default one is); never point ``PTXVM_CACHE_DIR`` at a directory
+other users can write.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gc
+import hashlib
+import io
+import os
+import pickle
+import re
+import sys
+import tempfile
+import warnings
+from enum import Enum
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
+from ..errors import Diagnostic, PtxSemanticError, PtxSyntaxError
+from ..ir import nodes
+from ..ir.nodes import Module
+from ..resources import data_dir
+
+FORMAT = 1
+_MAGIC = b"PTXVMC%d\n" % FORMAT
+_PACKAGE = Path(__file__).resolve().parent.parent
+_FALSE = {"", "0", "false", "no", "off"}
+
+
+# ------------------------------------------------------------------ settings
+
+def cache_dir() -> Path:
+    """Where entries live: ``$PTXVM_CACHE_DIR`` or the platform's user cache dir."""
+    env = os.environ.get("PTXVM_CACHE_DIR")
+    if env:
+        return Path(env).expanduser()
+    try:
+        from platformdirs import user_cache_dir
+    except ImportError:  # pragma: no cover - platformdirs is a dependency
+        return Path.home() / ".cache" / "ptxvm"
+    return Path(user_cache_dir("ptxvm", appauthor=False))
+
+
+def cache_enabled(use_cache: bool | None = None) -> bool:
+    """``use_cache`` wins when given; otherwise on unless ``PTXVM_NO_CACHE`` is set."""
+    if use_cache is not None:
+        return bool(use_cache)
+    return os.environ.get("PTXVM_NO_CACHE", "").strip().lower() in _FALSE
+
+
+@cache
+def toolchain_fingerprint() -> str:
+    """Hash of everything besides the input that decides what the parser produces."""
+    from .. import __version__
+    h = hashlib.sha256()
+    h.update(f"ptxvm {__version__} format {FORMAT} py {sys.version_info[:2]}\n".encode())
+    files: list[Path] = []
+    for folder, pattern in ((data_dir("grammar"), "*.lark"), (data_dir("isa"), "**/*.toml"),
+                            (_PACKAGE / "frontend", "*.py"), (_PACKAGE / "ir", "*.py")):
+        files.extend(sorted(folder.glob(pattern)))
+    files.append(_PACKAGE / "isa.py")
+    for path in files:
+        try:
+            data = path.read_bytes()
+        except OSError:
+            data = b"<missing>"
+        h.update(path.name.encode() + b"\0" + hashlib.sha256(data).digest())
+    return h.hexdigest()
+
+
+def entry_key(data: bytes, filename: str | None, verify: bool) -> str:
+    h = hashlib.sha256()
+    h.update(toolchain_fingerprint().encode())
+    h.update(b"\0verify=%d\0" % bool(verify))
+    h.update((filename or "").encode("utf-8", "surrogateescape") + b"\0")
+    h.update(data)
+    return h.hexdigest()
+
+
+def entry_path(key: str) -> Path:
+    return cache_dir() / "modules" / key[:2] / f"{key}.bin"
+
+
+# ------------------------------------------------------------------ encoding
+
+def _same(obj):
+    """Pickle reducer target for a duplicate that stands for an already-written object."""
+    return obj
+
+
+_MAKERS: dict[type, tuple[object, tuple[str, ...]]] = {}
+_SPAN_MAKERS: dict[type, tuple[object, tuple[str, ...]]] = {}
+_SPAN_FIELDS = tuple(f.name for f in dataclasses.fields(nodes.Span))
+if _SPAN_FIELDS == ("filename", "line", "column", "end_line", "end_column"):
+    _span_setters = {f"_sp_{k}": getattr(nodes.Span, n).__set__
+                     for k, n in zip(("f", "l", "c", "el", "ec"), _SPAN_FIELDS)}
+
+
+def _make_constructor(cls: type) -> None:
+    """Define ``_mk_<Class>(field, ...)``: builds the node by filling its slots directly."""
+    names = tuple(f.name for f in dataclasses.fields(cls))
+    if not names or hasattr(cls, "__post_init__"):
+        return
+    try:
+        setters = {f"_s_{n}": getattr(cls, n).__set__ for n in names}
+    except AttributeError:   # not slotted
+        return
+    fname = f"_mk_{cls.__name__}"
+    src = (f"def {fname}({', '.join(names)}):\n    o = _new(_cls)\n"
+           + "".join(f"    _s_{n}(o, {n})\n" for n in names) + "    return o\n")
+    namespace = {"_new": object.__new__, "_cls": cls, **setters}
+    exec(src, namespace)  # noqa: S102 - generated from dataclass field names only
+    fn = namespace[fname]
+    fn.__module__ = __name__
+    fn.__qualname__ = fname
+    globals()[fname] = fn
+    _MAKERS[cls] = (fn, names)
+    if "span" in names and "_span_setters" in globals():
+        # Variant that builds the node's Span inline (saves one call and one pickled object per node).
+        rest = tuple(n for n in names if n != "span")
+        sname = f"_mks_{cls.__name__}"
+        src = (f"def {sname}({', '.join(rest)}, _file, _line, _col, _eline, _ecol):\n"
+               f"    sp = _new(_Span)\n    _sp_f(sp, _file)\n    _sp_l(sp, _line)\n    _sp_c(sp, _col)\n"
+               f"    _sp_el(sp, _eline)\n    _sp_ec(sp, _ecol)\n    o = _new(_cls)\n"
+               + "".join(f"    _s_{n}(o, {n})\n" for n in rest) + "    _s_span(o, sp)\n    return o\n")
+        namespace = {"_new": object.__new__, "_cls": cls, "_Span": nodes.Span, **setters, **_span_setters}
+        exec(src, namespace)  # noqa: S102
+        sfn = namespace[sname]
+        sfn.__module__ = __name__
+        sfn.__qualname__ = sname
+        globals()[sname] = sfn
+        _SPAN_MAKERS[cls] = (sfn, rest)
+
+
+for _obj in list(vars(nodes).values()):
+    if isinstance(_obj, type) and dataclasses.is_dataclass(_obj) and _obj.__module__ == nodes.__name__:
+        _make_constructor(_obj)
+del _obj
+
+# Operand-like nodes carry no source span, so equal ones can be shared safely.
+_SHAREABLE = tuple(c for c in (nodes.Register, nodes.Immediate, nodes.Symbol, nodes.Negated,
+                               nodes.Sink, nodes.Vector, nodes.Pair, nodes.Address,
+                               nodes.ParenList, nodes.Guard, nodes.SymbolRef, nodes.InitList,
+                               nodes.PerfDirective)
+                   if not any(f.name == "span" for f in dataclasses.fields(c)))
+
+
+def _share_duplicates(root) -> dict[int, object]:
+    """Map id(duplicate) -> first equal object, for span-less operand nodes.
+
+    Equality keys are built from children's canonical identities, floats by
+    ``repr`` (so ``-0.0`` and ``0.0`` stay distinct); other values by type+value.
+    """
+    canon: dict[tuple, object] = {}
+    alias: dict[int, object] = {}
+    fields_of = {c: _MAKERS[c][1] if c in _MAKERS else tuple(f.name for f in dataclasses.fields(c))
+                 for c in _SHAREABLE}
+    shareable = set(_SHAREABLE)
+    tuple_type = tuple
+
+    def key_of(v):
+        t = type(v)
+        if t is float:
+            return (t, repr(v))
+        if t in shareable:
+            return id(alias.get(id(v), v))
+        if t is tuple_type:
+            return (t, *map(key_of, v))
+        return (t, v)
+
+    def visit(o):
+        t = type(o)
+        if t is tuple_type:
+            for x in o:
+                visit(x)
+            return
+        if t in shareable:
+            names = fields_of[t]
+            for n in names:
+                visit(getattr(o, n))
+            key = (t, *[key_of(getattr(o, n)) for n in names])
+            first = canon.setdefault(key, o)
+            if first is not o:
+                alias[id(o)] = first
+            return
+        if t in _MAKERS:
+            for n in _MAKERS[t][1]:
+                v = getattr(o, n)
+                if type(v) in _VISIT_TYPES or type(v) is tuple_type:
+                    visit(v)
+
+    visit(root)
+    return alias
+
+
+_VISIT_TYPES = frozenset(_MAKERS)
+
+
+_Span, _NO_SPAN = nodes.Span, nodes.NO_SPAN
+
+
+def _signature(v: tuple, depth: int = 0):
+    """The exact types inside a tuple of strings / ints / enum members (nested once), else None.
+
+    Sharing keys on (value, signature): ``("b32",)`` and ``(ScalarType.B32,)`` or
+    ``(1,)`` and ``(True,)`` compare equal but must not stand for each other.
+    """
+    sig = []
+    for x in v:
+        t = type(x)
+        if t is str or t is int or t is bool or x is None or isinstance(x, Enum):
+            sig.append(t)
+        elif t is tuple and depth == 0:
+            inner = _signature(x, 1)
+            if inner is None:
+                return None
+            sig.append(inner)
+        else:
+            return None
+    return tuple(sig)
+
+
+class _Pickler(pickle.Pickler):
+    def __init__(self, file, alias: dict[int, object]) -> None:
+        super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
+        self._alias = alias
+        self._shared: dict = {}
+        self._tuples: dict = {}
+
+    def reducer_override(self, obj):
+        first = self._alias.get(id(obj))
+        if first is not None:
+            return _same, (first,)
+        cls = type(obj)
+        maker = _MAKERS.get(cls)
+        if maker is None:
+            return NotImplemented
+        fn, names = maker
+        tail = ()
+        if cls in _SPAN_MAKERS:
+            sp = obj.span
+            if type(sp) is _Span and sp is not _NO_SPAN:
+                fn, names = _SPAN_MAKERS[cls]
+                tail = (self._shared.setdefault(sp.filename, sp.filename) if sp.filename else None,
+                        sp.line, sp.column, sp.end_line, sp.end_column)
+        args = []
+        shared = self._shared
+        alias = self._alias
+        for n in names:
+            v = getattr(obj, n)
+            t = type(v)
+            if t is str:
+                v = shared.setdefault(v, v)   # equal strings written once
+            elif t is tuple and v:
+                sig = _signature(v)
+                if sig is not None:   # modifier / type tuples: equal ones written once
+                    v = self._tuples.setdefault((v, sig), v)
+                elif any(id(x) in alias for x in v):
+                    v = tuple([alias.get(id(x), x) for x in v])
+            else:
+                v = alias.get(id(v), v)
+            args.append(v)
+        return fn, (*args, *tail)
+
+
+def encode_entry(payload: tuple, module: Module) -> bytes:
+    buf = io.BytesIO()
+    buf.write(_MAGIC)
+    _Pickler(buf, _share_duplicates(module)).dump((payload, module))
+    return buf.getvalue()
+
+
+def _promote_young_objects() -> None:
+    """Move the objects just created to the oldest GC generation without scanning them.
+
+    Left in generation 0, the first allocation after ``gc.enable()`` would
+    traverse every new node (tens of milliseconds for a large module: more
+    than the unpickling itself), only to find them all alive, as they always
+    are: a module is a tree of immutable nodes. ``freeze`` + ``unfreeze`` moves
+    every tracked object to the oldest generation, which is where they are
+    headed anyway; garbage that was young at that moment is then reclaimed by
+    the next full collection instead of an earlier young one. Skipped when the
+    application uses ``gc.freeze`` itself (``unfreeze`` would undo its freeze).
+    """
+    if gc.get_freeze_count() == 0:
+        gc.freeze()
+        gc.unfreeze()
+
+
+def decode_entry(blob: bytes) -> tuple[tuple, Module]:
+    if not blob.startswith(_MAGIC):
+        raise ValueError("not a ptxvm cache entry")
+    enabled = gc.isenabled()
+    gc.disable()   # tens of thousands of new objects, none cyclic: skip the collector passes
+    try:
+        payload, module = pickle.loads(memoryview(blob)[len(_MAGIC):])
+        _promote_young_objects()
+    finally:
+        if enabled:
+            gc.enable()
+    if not isinstance(module, Module) or not isinstance(payload, tuple):
+        raise ValueError("malformed ptxvm cache entry")
+    return payload, module
+
+
+# ------------------------------------------------------------------ loading
+
+@dataclass
+class CheckResult:
+    """What loading one source gave: the module (None on errors) and every message."""
+
+    module: Module | None
+    diagnostics: list[Diagnostic] = field(default_factory=list)   # errors and verifier warnings
+    warnings: list[Diagnostic] = field(default_factory=list)      # Python warnings, as diagnostics
+    cached: bool = False
+
+    @property
+    def errors(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.severity == "error"]
+
+    @property
+    def ok(self) -> bool:
+        return self.module is not None and not self.errors
+
+
+_WARN_LOC = re.compile(r"^(?P<file>.+?):(?P<line>\d+): (?P<msg>.*)$", re.S)
+
+
+def _warning_diagnostic(message: str, filename: str | None) -> Diagnostic:
+    m = _WARN_LOC.match(message)
+    if m:
+        return Diagnostic(m["msg"], m["file"], int(m["line"]), None, None, "warning")
+    return Diagnostic(message, filename, None, None, None, "warning")
+
+
+def _parse_capturing(data: bytes | str, filename: str | None, verify: bool) -> CheckResult:
+    from .parser import check_text
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        module, diagnostics = check_text(data, filename, verify=verify)
+    warns = [_warning_diagnostic(str(w.message), filename) for w in caught]
+    errors = [d for d in diagnostics if d.severity == "error"]
+    return CheckResult(None if errors else module, list(diagnostics), warns)
+
+
+def _read_entry(path: Path, key: str) -> CheckResult | None:
+    try:
+        blob = path.read_bytes()
+    except OSError:
+        return None
+    try:
+        (stored_key, diags, warns), module = decode_entry(blob)
+        if stored_key != key:
+            return None
+        return CheckResult(module, [Diagnostic(*d) for d in diags],
+                           [Diagnostic(*w) for w in warns], cached=True)
+    except Exception:  # noqa: BLE001 - a damaged entry is a miss, whatever the damage
+        return None
+
+
+def _fields(d: Diagnostic) -> tuple:
+    return (d.message, d.filename, d.line, d.column, d.source_line, d.severity)
+
+
+def _write_entry(path: Path, key: str, result: CheckResult) -> bool:
+    assert result.module is not None
+    try:
+        blob = encode_entry((key, [_fields(d) for d in result.diagnostics],
+                             [_fields(w) for w in result.warnings]), result.module)
+    except Exception:  # noqa: BLE001 - an unpicklable module is simply not cached
+        return False
+    tmp = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".bin", dir=path.parent)
+        with os.fdopen(fd, "wb") as f:
+            f.write(blob)
+        os.replace(tmp, path)
+        return True
+    except OSError:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+        return False
+
+
+def check_bytes(data: bytes | str, filename: str | None = None, *, verify: bool = True,
+                use_cache: bool | None = None) -> CheckResult:
+    """Parse (and verify) through the cache, collecting every diagnostic; never raises on bad PTX.
+
+    Raises only ``PtxEncodingError`` (not UTF-8) and ``IsaTableError`` (broken table).
+    """
+    if not cache_enabled(use_cache):
+        return _parse_capturing(data, filename, verify)
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    key = entry_key(raw, filename, verify)
+    path = entry_path(key)
+    hit = _read_entry(path, key)
+    if hit is not None:
+        return hit
+    result = _parse_capturing(data, filename, verify)
+    if result.ok:
+        _write_entry(path, key, result)
+    return result
+
+
+def check_file(path: str | os.PathLike, *, verify: bool = True, use_cache: bool | None = None) -> CheckResult:
+    """``check_bytes`` of a file's contents; ``OSError`` when it cannot be read."""
+    data = Path(path).read_bytes()
+    return check_bytes(data, os.fspath(path), verify=verify, use_cache=use_cache)
+
+
+def _finish(result: CheckResult) -> Module:
+    for w in result.warnings:
+        loc = f"{w.filename}:{w.line}: " if w.filename and w.line else ""
+        warnings.warn(loc + w.message, UserWarning, stacklevel=3)
+    errors = result.errors
+    if errors:
+        from .parser import _is_syntax
+        cls = PtxSyntaxError if result.module is None and _is_syntax(errors) else PtxSemanticError
+        raise cls.from_diagnostics(errors)
+    assert result.module is not None
+    return result.module
+
+
+def load_text(text: str | bytes, filename: str | None = None, *, verify: bool = True,
+              use_cache: bool | None = None) -> Module:
+    """Like ``ptxvm.parse`` but through the cache: raises ``PtxError`` listing every error."""
+    return _finish(check_bytes(text, filename, verify=verify, use_cache=use_cache))
+
+
+def load_file(path: str | os.PathLike, *, verify: bool = True, use_cache: bool | None = None) -> Module:
+    """Parse and verify a PTX file, through the cache unless disabled."""
+    return _finish(check_file(path, verify=verify, use_cache=use_cache))
+
+
+def clear(directory: Path | None = None) -> int:
+    """Delete every cache entry; returns how many were removed."""
+    root = (directory or cache_dir()) / "modules"
+    n = 0
+    for p in root.glob("*/*.bin"):
+        try:
+            p.unlink()
+            n += 1
+        except OSError:
+            pass
+    return n
+
+
+__all__ = ["CheckResult", "cache_dir", "cache_enabled", "check_bytes", "check_file", "clear",
+           "decode_entry", "encode_entry", "entry_key", "load_file", "load_text",
+           "toolchain_fingerprint"]
