@@ -101,14 +101,21 @@ _PTXAS = shutil.which("ptxas")
 _PTXAS_SAMPLE = [p for p in PTX_FILES if p.parent.name == "sm80"]
 
 
+def _ptxas(path: Path, target: str, tmp_path: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([_PTXAS, f"-arch={target}", str(path), "-o", str(tmp_path / "out.cubin")],
+                          capture_output=True, text=True, timeout=300)
+
+
 def _ptxas_accepts(path: Path, tmp_path: Path) -> None:
     module = _parse(path)
-    sm = module.sm or 80
+    target = next((t for t in module.target if t.startswith("sm_")), "sm_80")
+    original = _ptxas(path, target, tmp_path)
+    if original.returncode != 0:
+        # e.g. numba's .version 9.5 on a CUDA 13.0 ptxas: nothing to compare against.
+        pytest.skip(f"this ptxas rejects the original file too: {original.stderr.strip()[:200]}")
     out = tmp_path / (path.stem + ".ptx")
     out.write_text(format_module(module))
-    target = next((t for t in module.target if t.startswith("sm_")), f"sm_{sm}")
-    proc = subprocess.run([_PTXAS, f"-arch={target}", str(out), "-o", str(tmp_path / "out.cubin")],
-                          capture_output=True, text=True, timeout=300)
+    proc = _ptxas(out, target, tmp_path)
     assert proc.returncode == 0, proc.stderr[-2000:]
 
 
@@ -120,6 +127,6 @@ def test_printed_ptx_is_accepted_by_ptxas(path: Path, tmp_path: Path) -> None:
 
 @pytest.mark.slow
 @pytest.mark.skipif(_PTXAS is None, reason="ptxas is not installed")
-@pytest.mark.parametrize("path", [p for p in PTX_FILES if "numba" not in p.parts], ids=fixture_id)
+@pytest.mark.parametrize("path", PTX_FILES, ids=fixture_id)
 def test_printed_ptx_is_accepted_by_ptxas_whole_corpus(path: Path, tmp_path: Path) -> None:
     _ptxas_accepts(path, tmp_path)
