@@ -1,0 +1,1 @@
+"""Catalogue of malformed (and valid-but-unusual) PTX inputs; see catalogue.py."""
