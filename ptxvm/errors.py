@@ -20,6 +20,7 @@ class Diagnostic:
     column: int | None = None
     source_line: str | None = None
     severity: str = "error"
+    category: str = "semantic"   # "syntax" (not PTX text) or "semantic" (PTX that breaks a rule)
 
     def location(self) -> str:
         parts = [self.filename or "<string>"]
@@ -44,6 +45,7 @@ class Diagnostic:
             "filename": self.filename,
             "line": self.line,
             "column": self.column,
+            "category": self.category,
         }
 
 

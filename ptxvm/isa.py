@@ -214,30 +214,55 @@ def _fmt(values) -> str:
     return " ".join("." + v for v in sorted(values))
 
 
-@lru_cache(maxsize=8192)
 def decode(text: str) -> Decoded:
     """Decode a dotted opcode such as ``ld.global.nc.v4.f32``; raises DecodeError."""
+    result = _decode_cached(text)
+    if isinstance(result, DecodeError):
+        raise DecodeError(result.message, result.part)
+    return result
+
+
+@lru_cache(maxsize=16384)
+def _decode_cached(text: str) -> "Decoded | DecodeError":
+    # Failures are cached too: a file repeating one bad opcode must not rerun difflib per line.
+    try:
+        return _decode(text)
+    except DecodeError as e:
+        return e
+
+
+def _rank(word: str, choices) -> list[str]:
+    """Close spellings, best first; ties go to the longer shared prefix."""
+    scored = [(difflib.SequenceMatcher(None, word, c).ratio(), _common_prefix(word, c), c) for c in choices]
+    return [c for r, _, c in sorted(scored, key=lambda t: (-t[0], -t[1], t[2])) if r >= 0.6]
+
+
+def _decode(text: str) -> Decoded:
     table = TABLE()
     parts = text.split(".")
     found = table.lookup(parts)
     if found is None:
-        close = _suggest(parts[0], {k.split(".")[0] for k in table.ops})
+        close = _rank(parts[0], {k.split(".")[0] for k in table.ops})
         hint = f"; did you mean {' or '.join('`' + c + '`' for c in close[:3])}?" if close else ""
         raise DecodeError(f"unknown instruction `{parts[0]}`{hint}", 0)
     spec, used = found
     rest = parts[used:]
     if not spec.forms:
         raise IsaTableError(f"isa table: {spec.name} has no forms")
-    all_groups = {g for f in spec.forms for g in (*f.groups, *f.required, *f.multi)}
-    all_values = {v for g in all_groups for v in table.groups[g]}
+    # Forms that accept the written types (in order) explain unknown modifiers best.
+    written = [m for m in rest if m in TYPE_NAMES]
+    fitting = [f for f in spec.forms
+               if len(written) <= len(f.slots) and all(t in slot for t, slot in zip(written, f.slots))]
+    all_groups = {g for f in (fitting or spec.forms) for g in (*f.groups, *f.required, *f.multi)}
+    every_group = {g for f in spec.forms for g in (*f.groups, *f.required, *f.multi)}
+    all_values = {v for g in every_group for v in table.groups[g]}
     all_types = {t for f in spec.forms for s in f.slots for t in s}
 
     # Unknown modifiers first: they are the most precise error.
     for i, m in enumerate(rest):
         if m not in all_values and m not in TYPE_NAMES:
             base = ".".join(parts[:used])
-            types = [x for x in rest if x in TYPE_NAMES]
-            shown = base + "".join("." + t for t in types)
+            shown = ".".join([base] + [x for j, x in enumerate(rest) if j != i])
             # Expected: the group whose values look most like the unknown one.
             # The group holding the closest spelling; on ties the larger group (the
             # complete set of alternatives, e.g. all four rounding modes).
@@ -249,13 +274,18 @@ def decode(text: str) -> Decoded:
                 if score[0] >= 0.5 and (*score, len(values)) > best_key:
                     best, best_key = values, (*score, len(values))
             if best is None and all_values:
-                close = _suggest(m, all_values)
+                close = _suggest(m, {v for g in all_groups for v in table.groups[g]})
                 best = set(close) if close else None
             if _TYPE_SHAPED.fullmatch(m):
                 raise DecodeError(f"unknown type `.{m}` for `{base}`" + (
                     f"; expected one of {_fmt(all_types)}" if all_types else "; it takes no type"), used + i)
-            expect = f"; expected one of {_fmt(best)}" if best else (
-                "; it takes no modifiers" if not all_values else "")
+            fitting_values = {v for g in all_groups for v in table.groups[g]}
+            if best:
+                expect = f"; expected one of {_fmt(best)}"
+            elif fitting_values:
+                expect = f"; it accepts {_fmt(fitting_values)}"
+            else:
+                expect = "; it takes no modifiers"
             raise DecodeError(f"unknown modifier `.{m}` for `{shown}`{expect}", used + i)
 
     errors: list[DecodeError] = []
@@ -266,6 +296,10 @@ def decode(text: str) -> Decoded:
         errors.append(err)
     # Report the most specific failure: prefer forms whose types matched.
     errors.sort(key=lambda e: (getattr(e, "rank", 9), -e.part))
+    if getattr(errors[0], "rank", 9) == 5:
+        # No type written: list what every form would accept.
+        want = {t for f in spec.forms if f.slots for t in f.slots[0]}
+        raise DecodeError(f"`{'.'.join(parts)}` needs a type; expected one of {_fmt(want)}", errors[0].part)
     raise errors[0]
 
 

@@ -19,6 +19,7 @@ from ..ir.types import ScalarType, StateSpace
 from .body import SIMPLE_DECL, classify, label_name
 from .operands import parse_instruction
 from .literals import (
+    literal_error,
     f32_immediate, f64_immediate, float_immediate, parse_file_directive, parse_int, parse_loc,
 )
 
@@ -46,15 +47,16 @@ class IRBuilder(Transformer):
     def span(self, tok: Token) -> Span:
         return Span(self.filename, tok.line, tok.column, tok.end_line, tok.end_column)
 
-    def error(self, message: str, line: int | None, column: int | None) -> None:
+    def error(self, message: str, line: int | None, column: int | None, *, syntax: bool = False) -> None:
         src = self.lines[line - 1] if line and 0 < line <= len(self.lines) else None
-        self.diagnostics.append(Diagnostic(message, self.filename, line, column, src))
+        self.diagnostics.append(Diagnostic(message, self.filename, line, column, src,
+                                           category="syntax" if syntax else "semantic"))
 
     def _int(self, tok: Token) -> int:
         try:
             return parse_int(tok)[0]
-        except ValueError:
-            self.error(f"invalid integer literal `{tok}`", tok.line, tok.column)
+        except ValueError as e:
+            self.error(literal_error(str(tok), e), tok.line, tok.column, syntax=True)
             return 0
 
     # ------------------------------------------------------------ module
@@ -207,7 +209,12 @@ class IRBuilder(Transformer):
         return ("dims", tuple(c))
 
     def dim(self, c):
-        return self._int(c[0]) if c and c[0] is not None else None
+        if not c or c[0] is None:
+            return None
+        n = self._int(c[0])
+        if n <= 0:
+            self.error(f"array dimension must be positive, found {n}", c[0].line, c[0].column)
+        return n
 
     def _make_decls(self, mods, declarators, default_space: StateSpace | None = None):
         space = type_ = vector = align = ptr_space = ptr_align = None
@@ -272,8 +279,8 @@ class IRBuilder(Transformer):
     def _int_text(self, text: str, tok: Token) -> int:
         try:
             return parse_int(text)[0]
-        except ValueError:
-            self.error(f"invalid integer literal `{text}`", tok.line, tok.column)
+        except ValueError as e:
+            self.error(literal_error(text, e), tok.line, tok.column, syntax=True)
             return 0
 
     def init_sym(self, c):
@@ -387,7 +394,7 @@ class IRBuilder(Transformer):
             self.error(f"unknown type `.{type_name}` in declaration; expected one of "
                        + " ".join("." + t.value for t in ScalarType), line, column + m.start(4) - 1)
             return None
-        span = Span(self.filename, line, column)
+        span = Span(self.filename, line, column + m.start(5))   # the declared name, as elsewhere
         align_v = int(align) if align else None
         if align_v is not None and (align_v <= 0 or align_v & (align_v - 1)):
             self.error(f"alignment {align_v} is not a power of two", line, column + m.start(2))
@@ -396,9 +403,9 @@ class IRBuilder(Transformer):
                        int(count) if count else None, span=span)
 
     def _instruction(self, item: str, line: int, column: int, base: int, text: str, tok: Token):
-        def error(message: str, offset: int) -> None:
+        def error(message: str, offset: int, syntax: bool = True) -> None:
             ln, col = self._position(line, column, item, offset)
-            self.error(message, ln, col)
+            self.error(message, ln, col, syntax=syntax)
 
         parsed = parse_instruction(item, error)
         if parsed is None:
@@ -411,7 +418,7 @@ class IRBuilder(Transformer):
             d = isa.decode(opcode)
         except isa.DecodeError as e:
             parts = opcode.split(".")
-            error(e.message, op_off + (len(".".join(parts[:e.part])) + 1 if e.part else 0))
+            error(e.message, op_off + (len(".".join(parts[:e.part])) + 1 if e.part else 0), syntax=False)
             return Instruction(parts[0], tuple(parts[1:]), operands, guard, span=span)
         return Instruction(d.opcode, d.modifiers, operands, guard, d.mods, d.types, d.form.name, span)
 
@@ -427,8 +434,8 @@ class IRBuilder(Transformer):
         tok = c[0]
         try:
             value, unsigned = parse_int(tok)
-        except ValueError:
-            self.error(f"invalid integer literal `{tok}`", tok.line, tok.column)
+        except ValueError as e:
+            self.error(literal_error(str(tok), e), tok.line, tok.column, syntax=True)
             value, unsigned = 0, False
         return Immediate(value, ImmKind.INT, unsigned)
 

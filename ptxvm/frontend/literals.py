@@ -22,7 +22,16 @@ def parse_int(text: str) -> tuple[int, bool]:
         value = int(body, 8)   # raises ValueError on 08/09: caller reports it
     else:
         value = int(body)
+    if value >= 1 << 64 or (neg and value > 1 << 63):
+        raise ValueError("wider than 64 bits")
     return (-value if neg else value), unsigned
+
+
+def literal_error(text: str, exc: ValueError) -> str:
+    """The message for a literal parse_int rejected."""
+    if "64 bits" in str(exc):
+        return f"integer constant `{text}` does not fit in 64 bits"
+    return f"invalid integer literal `{text}`"
 
 
 def int_immediate(text: str) -> Immediate:

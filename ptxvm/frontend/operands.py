@@ -14,7 +14,7 @@ from ..ir.nodes import (
     Address, Guard, ImmKind, Immediate, Negated, Operand, Pair, ParenList, Register, Sink, Symbol,
     Vector,
 )
-from .literals import parse_int
+from .literals import literal_error, parse_int
 
 _HEAD = re.compile(r"(?:@(!?)([%\w$][\w$]*(?:\.[xyzw])?)[ \t]+)?([a-z][a-z0-9_]*(?:\.[A-Za-z0-9_]+(?:::[A-Za-z0-9_]+)*)*)")
 _TOKEN = re.compile(r"""
@@ -30,6 +30,7 @@ _TOKEN = re.compile(r"""
 """, re.X | re.S)
 
 _CLOSE = {"[": "]", "{": "}", "(": ")"}
+_OPEN = {v: k for k, v in _CLOSE.items()}
 
 ErrorFn = Callable[[str, int], None]   # (message, offset into the instruction text)
 
@@ -101,8 +102,8 @@ def _operand(c: _Cursor) -> Operand:
     if kind in ("int", "f32", "f64", "flt"):
         try:
             return _immediate(kind, text)
-        except ValueError:
-            c.fail(f"invalid number `{text}`", pos)
+        except ValueError as e:
+            c.fail(literal_error(text, e), pos)
     if kind == "name":
         return Sink() if text == "_" else Symbol(text)
     if text == "!":
@@ -127,12 +128,26 @@ def _list(c: _Cursor, close: str, allow_empty: bool) -> tuple[Operand, ...]:
             c.fail(f"empty `{{}}` vector", c.toks[c.i - 1][2])
         return ()
     while True:
+        kind, text, pos = c.peek()
+        if text in ("{", "(", "["):
+            # Checked before descending: lists never nest in PTX, and deep nesting must
+            # not exhaust Python's stack.
+            c.fail(f"`{text}` cannot appear inside a `{_OPEN[close]}{close}` list; elements are "
+                   "registers, constants, names or `_`", pos)
         items.append(_operand(c))
         kind, text, pos = c.take()
         if text == close:
             return tuple(items)
         if text != ",":
             c.fail(f"expected `,` or `{close}`, found {_show(kind, text)}", pos)
+
+
+def _offset(c: _Cursor, text: str, pos: int) -> int:
+    try:
+        return parse_int(text)[0]
+    except ValueError as e:
+        c.fail(literal_error(text, e), pos)
+        raise AssertionError  # unreachable
 
 
 def _address(c: _Cursor, open_pos: int) -> Address:
@@ -147,8 +162,8 @@ def _address(c: _Cursor, open_pos: int) -> Address:
         base = None
         try:
             offset = parse_int(text)[0]
-        except ValueError:
-            c.fail(f"invalid number `{text}`", pos)
+        except ValueError as e:
+            c.fail(literal_error(text, e), pos)
     else:
         c.fail(f"expected a register, variable or address inside `[ ]`, found {_show(kind, text)}", pos)
     if base is not None:
@@ -158,10 +173,10 @@ def _address(c: _Cursor, open_pos: int) -> Address:
             k, t, p = c.take()
             if k != "int":
                 c.fail(f"expected an integer offset after `+`, found {_show(k, t)}", p)
-            offset = parse_int(t)[0]
+            offset = _offset(c, t, p)
         elif k == "int" and t.startswith("-"):
             c.take()
-            offset = parse_int(t)[0]
+            offset = _offset(c, t, p)
     extra: list[Operand] = []
     while True:
         k, t, p = c.take()

@@ -7,6 +7,7 @@ true) and the parse is retried, up to ``MAX_ERRORS`` times.
 
 from __future__ import annotations
 
+import re
 import threading
 import warnings
 from functools import cache
@@ -17,12 +18,15 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 from ..errors import (
     Diagnostic, PtxEncodingError, PtxError, PtxSemanticError, PtxSyntaxError, PtxVersionWarning,
 )
-from ..ir.nodes import Module
+from ..ir.nodes import Function, Module
 from ..resources import data_dir
 from .body import item_regex
 from .builder import IRBuilder, _Header
 
 MAX_ERRORS = 50
+MAX_DIAGNOSTICS = 200
+MAX_NESTING = 200                    # `{ }` scopes; nvcc output nests 2-3 deep
+RECOVERY_BUDGET_CHARS = 20_000_000   # re-parsed characters allowed for error recovery
 NEWEST_PTX_ISA = (9, 0)
 
 # Human names of grammar terminals, for "expected ..." messages.
@@ -113,45 +117,113 @@ def _offset_of(text: str, line: int, column: int) -> int:
 
 
 def _blank_statement(text: str, pos: int) -> str | None:
-    """Blank out the statement around ``pos``; None when nothing would change."""
-    start = max(text.rfind(";", 0, pos), text.rfind("{", 0, pos), text.rfind("}", 0, pos)) + 1
+    """Blank out the statement around ``pos``; None when nothing would change.
+
+    The statement runs from the end of the previous statement (`;` or `}`) to the
+    next `;` (or the end of the line). Braces inside it are kept unless they
+    balance within it (an initialiser list), so block structure survives.
+    """
+    if text.startswith("{", pos):
+        # An unexpected block (e.g. a body whose header was broken): skip it whole,
+        # rather than reporting every statement inside it.
+        end = _matching_brace(text, pos)
+        if end is not None:
+            return text[:pos] + "".join(ch if ch == "\n" else " " for ch in text[pos:end + 1]) + text[end + 1:]
+    start = max(text.rfind(";", 0, pos), text.rfind("}", 0, pos)) + 1
+    # Header directives, .file/.loc lines and comments end without a ';'.
+    for m in _LINE_STATEMENT.finditer(text, start, pos):
+        start = m.end()
     candidates = [i for i in (text.find(";", pos), text.find("\n", pos)) if i >= 0]
     end = min(candidates) + 1 if candidates else len(text)
-    if text[pos:pos + 1] in ("{", "}"):
-        start, end = pos, pos + 1
-    # Never swallow braces: they keep the block structure the rest of the file needs.
-    segment = "".join(ch if ch in "\n{}" else " " for ch in text[start:end])
-    if segment == text[start:end]:
+    original = text[start:end]
+    if original.count("{") == original.count("}"):
+        segment = "".join(ch if ch == "\n" else " " for ch in original)
+    else:
+        segment = "".join(ch if ch in "\n{}" else " " for ch in original)
+    if segment == original:
         if pos < len(text) and text[pos] not in " \n":
-            segment = text[start:pos] + " " + text[pos + 1:end]
-        else:
-            return None
+            return text[:pos] + " " + text[pos + 1:]
+        return None
     return text[:start] + segment + text[end:]
 
 
-def _syntax_diagnostic(e: UnexpectedInput, lines: list[str], filename: str | None) -> Diagnostic:
+_LINE_STATEMENT = re.compile(r"^[ \t]*(?:\.(?:version|target|address_size|file|loc)\b[^\n]*|//[^\n]*)$", re.M)
+_DIRECTIVE = re.compile(r"\.[A-Za-z_]\w*")
+_INSTRUCTION_START = re.compile(r"(?:@!?[%\w$][\w$]*[ \t]+)?[a-z][a-z0-9_]*(?:\.[\w:]+)*")
+
+
+_BRACE_SCAN = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|[{}]', re.S)
+
+
+def _matching_brace(text: str, pos: int) -> int | None:
+    depth = 0
+    for m in _BRACE_SCAN.finditer(text, pos):
+        t = m.group()
+        if t == "{":
+            depth += 1
+        elif t == "}":
+            depth -= 1
+            if depth == 0:
+                return m.start()
+    return None
+
+
+def _unclosed_brace_line(text: str) -> int | None:
+    """Line of the innermost `{` left open at the end of ``text`` (comments and strings skipped)."""
+    stack: list[int] = []
+    for m in _BRACE_SCAN.finditer(text):
+        t = m.group()
+        if t == "{":
+            stack.append(m.start())
+        elif t == "}" and stack:
+            stack.pop()
+    return text.count("\n", 0, stack[-1]) + 1 if stack else None
+
+
+def _syntax_diagnostic(e: UnexpectedInput, text: str, lines: list[str], filename: str | None) -> tuple[Diagnostic, bool]:
+    """The diagnostic for a Lark error, and whether parsing can go on after it."""
     line, column = getattr(e, "line", None), getattr(e, "column", None)
-    if isinstance(e, UnexpectedCharacters):
-        ch = lines[line - 1][column - 1] if 0 < line <= len(lines) and 0 < column <= len(lines[line - 1]) else "?"
-        shown = repr(ch) if not ch.isprintable() or ch == " " else f"`{ch}`"
-        message = f"unexpected character {shown}" + _describe_expected(e.allowed or ())
-    elif isinstance(e, UnexpectedEOF):
-        message = "unexpected end of file" + _describe_expected(e.expected or ())
+    at_end = isinstance(e, UnexpectedEOF) or (isinstance(e, UnexpectedToken) and e.token.type == "$END")
+    if at_end:
         line = len(lines) if lines else 1
         column = len(lines[-1]) + 1 if lines else 1
+        open_line = _unclosed_brace_line(text)
+        expected = e.expected if isinstance(e, UnexpectedEOF) else e.expected
+        if open_line is not None:
+            message = f"unexpected end of file: missing `}}` for the block opened at line {open_line}"
+        else:
+            message = "unexpected end of file" + _describe_expected(expected or ())
+    elif isinstance(e, UnexpectedCharacters):
+        pos = _offset_of(text, line, column)
+        directive = _DIRECTIVE.match(text, pos)
+        instr = _INSTRUCTION_START.match(text, pos)
+        ch = text[pos] if pos < len(text) else "?"
+        if directive and directive.group() == ".loc":
+            message = "malformed `.loc` directive; expected `.loc file line column[, ...]`"
+        elif directive:
+            message = f"unknown directive `{directive.group()}`"
+        elif instr and instr.group() and ";" not in text[pos:]:
+            message = f"`{instr.group()}` is not terminated: expected `;` before the end of the file"
+            return _diag(message, filename, lines, line, column), False
+        else:
+            shown = repr(ch) if not ch.isprintable() or ch == " " else f"`{ch}`"
+            message = f"unexpected character {shown}" + _describe_expected(e.allowed or ())
     else:
         assert isinstance(e, UnexpectedToken)
-        tok = e.token
-        if tok.type == "$END":
-            message = "unexpected end of file" + _describe_expected(e.expected or ())
-            line = len(lines) if lines else 1
-            column = (len(lines[-1]) + 1) if lines else 1
-        else:
-            message = f"unexpected {_token_text(tok)}" + _describe_expected(e.expected or ())
+        pos = _offset_of(text, line, column)
+        instr = _INSTRUCTION_START.match(text, pos)
+        if e.token.type == "NAME" and instr and ";" not in text[pos:]:
+            message = f"`{instr.group()}` is not terminated: expected `;` before the end of the file"
+            return _diag(message, filename, lines, line, column), False
+        message = f"unexpected {_token_text(e.token)}" + _describe_expected(e.expected or ())
     if line is None or line < 1:
         line, column = 1, 1
+    return _diag(message, filename, lines, line, column), not at_end
+
+
+def _diag(message: str, filename: str | None, lines: list[str], line: int, column: int) -> Diagnostic:
     src = lines[line - 1] if 0 < line <= len(lines) else None
-    return Diagnostic(message, filename, line, column, src)
+    return Diagnostic(message, filename, line, column, src, category="syntax")
 
 
 def parse_unverified(text: str | bytes, filename: str | None = None) -> tuple[Module | None, list[Diagnostic]]:
@@ -163,14 +235,16 @@ def parse_unverified(text: str | bytes, filename: str | None = None) -> tuple[Mo
         col = i - (text.rfind("\n", 0, i) + 1) + 1
         lines = text.splitlines()
         return None, [Diagnostic("NUL byte in file: this is not PTX text", filename, line, col,
-                                 lines[line - 1] if line <= len(lines) else None)]
+                                 lines[line - 1] if line <= len(lines) else None, category="syntax")]
     lines = text.split("\n")
     p = _parser()
     diagnostics: list[Diagnostic] = []
     items = None
     work = text
+    # Recovery re-parses the file once per syntax error: bound the total work.
+    budget = max(MAX_ERRORS, RECOVERY_BUDGET_CHARS // max(len(text), 1))
     with p.lock:
-        for _attempt in range(MAX_ERRORS):
+        for attempt in range(min(MAX_ERRORS, budget)):
             p.builder.filename = filename
             p.builder.lines = lines
             p.builder.diagnostics = []
@@ -179,18 +253,28 @@ def parse_unverified(text: str | bytes, filename: str | None = None) -> tuple[Mo
                 diagnostics.extend(p.builder.diagnostics)
                 break
             except UnexpectedInput as e:
-                diag = _syntax_diagnostic(e, lines, filename)
+                diag, go_on = _syntax_diagnostic(e, work, lines, filename)
                 diagnostics.append(diag)
-                if isinstance(e, UnexpectedEOF) or (isinstance(e, UnexpectedToken) and e.token.type == "$END"):
+                if not go_on:
                     break
                 pos = _offset_of(work, diag.line or 1, diag.column or 1)
                 blanked = _blank_statement(work, pos)
                 if blanked is None or blanked == work:
                     break
                 work = blanked
+        else:
+            last = diagnostics[-1]
+            diagnostics.append(Diagnostic(f"too many syntax errors; stopped after {len(diagnostics)}",
+                                          filename, last.line, last.column, last.source_line, category="syntax"))
     if items is None:
         return None, _dedupe(diagnostics)
     module = _assemble(items, filename, lines, diagnostics)
+    for f in module.items:
+        if isinstance(f, Function) and f.body is not None and f.body.depth() > MAX_NESTING:
+            diagnostics.append(_diag(f"`{{ }}` scopes in `{f.name}` nest {f.body.depth()} deep; "
+                                     f"ptxvm allows at most {MAX_NESTING}", filename, lines,
+                                     f.span.line, f.span.column))
+            return None, _dedupe(diagnostics)
     return module, _dedupe(diagnostics)
 
 
@@ -202,14 +286,26 @@ def _dedupe(diags: list[Diagnostic]) -> list[Diagnostic]:
             seen.add(key)
             out.append(d)
     out.sort(key=lambda d: (d.line or 0, d.column or 0))
+    if len(out) > MAX_DIAGNOSTICS:
+        rest = len(out) - MAX_DIAGNOSTICS
+        last = out[MAX_DIAGNOSTICS - 1]
+        out = out[:MAX_DIAGNOSTICS] + [Diagnostic(f"... and {rest} more errors", last.filename, last.line,
+                                                  last.column, last.source_line, category=last.category)]
     return out
 
 
 def _assemble(items, filename, lines, diagnostics) -> Module:
     version, target, address_size = None, (), None
+    seen: dict[str, int] = {}
     body = []
     for it in items:
         if isinstance(it, _Header):
+            if it.kind in seen:
+                diagnostics.append(_diag(
+                    f"second `.{it.kind}` directive (the first is at line {seen[it.kind]})",
+                    filename, lines, it.token.line, it.token.column))
+                continue
+            seen[it.kind] = it.token.line
             if it.kind == "version":
                 version = it.value
                 _check_version(it, filename, lines, diagnostics)
@@ -223,9 +319,9 @@ def _assemble(items, filename, lines, diagnostics) -> Module:
                         it.token.line, it.token.column, lines[it.token.line - 1]))
         else:
             body.append(it)
-    if version is None and body:
-        diagnostics.append(Diagnostic("missing `.version` directive at the start of the module",
-                                      filename, 1, 1, lines[0] if lines else None))
+    if version is None:
+        diagnostics.append(_diag("missing `.version` directive at the start of the module: "
+                                 "this is not a PTX module", filename, lines, 1, 1))
     return Module(version or "", target, address_size, tuple(body), filename)
 
 
@@ -260,7 +356,7 @@ def check_text(text: str | bytes, filename: str | None = None, *, verify: bool =
 
 
 def _is_syntax(errors: list[Diagnostic]) -> bool:
-    return any(d.message.startswith(("unexpected", "NUL byte")) for d in errors)
+    return any(d.category == "syntax" for d in errors)
 
 
 __all__ = ["parse", "parse_unverified", "PtxError"]

@@ -330,12 +330,25 @@ class Block:
     span: Span = _span()
 
     def walk(self) -> Iterator["Statement"]:
-        """Every statement, nested blocks flattened, in source order."""
-        for s in self.statements:
-            if isinstance(s, Block):
-                yield from s.walk()
-            else:
+        """Every statement, nested blocks flattened, in source order (iterative: any depth)."""
+        stack = [iter(self.statements)]
+        while stack:
+            for s in stack[-1]:
+                if isinstance(s, Block):
+                    stack.append(iter(s.statements))
+                    break
                 yield s
+            else:
+                stack.pop()
+
+    def depth(self) -> int:
+        """How deeply scopes nest inside this block (1 = no nested block)."""
+        deepest, stack = 1, [(self, 1)]
+        while stack:
+            b, d = stack.pop()
+            deepest = max(deepest, d)
+            stack.extend((s, d + 1) for s in b.statements if isinstance(s, Block))
+        return deepest
 
     def instructions(self) -> Iterator[Instruction]:
         return (s for s in self.walk() if isinstance(s, Instruction))

@@ -161,15 +161,20 @@ class Verifier:
                 self.error(f"guard `{ins.guard}` must be a .pred register, `{ins.guard.register}` is .{t.value}",
                            ins.span)
         # Resolve every register and symbol the instruction mentions.
+        ctx.undeclared = []
         for op in ins.operands:
             self._resolve(op, scope, ctx, ins)
-        if not ins.form:
-            return  # decoding already failed and was reported
-        try:
-            d = isa.decode(ins.full_opcode)
-        except isa.DecodeError:
-            return
-        self._shape(ins, d, scope, ctx)
+        d = None
+        if ins.form:   # else decoding failed and was reported already
+            try:
+                d = isa.decode(ins.full_opcode)
+            except isa.DecodeError:
+                d = None
+        if d is not None:
+            self._shape(ins, d, scope, ctx)
+        for name in ctx.undeclared:
+            self.error(f"`{name}` is not declared (no label, variable, function or prototype has this name)",
+                       ins.span)
 
     def _resolve(self, op, scope: Scope, ctx: "_FnContext", ins: Instruction) -> None:
         if isinstance(op, Register):
@@ -178,8 +183,7 @@ class Verifier:
             n = op.name
             if not (n in ctx.labels or n in self.functions or n in ctx.protos or n in ctx.tables
                     or scope.lookup(n) is not None):
-                self.error(f"`{n}` is not declared (no label, variable, function or prototype has this name)",
-                           ins.span)
+                ctx.undeclared.append(n)
         elif isinstance(op, (Negated,)):
             self._resolve(op.operand, scope, ctx, ins)
         elif isinstance(op, Pair):
@@ -197,14 +201,14 @@ class Verifier:
     def _reg_type(self, r: Register, scope: Scope, ins: Instruction) -> ScalarType | None:
         decl = scope.lookup(r.name)
         if decl is not None:
-            if decl.space is not StateSpace.REG and r.name.startswith("%"):
-                return decl.type
+            if r.component is not None and not (decl.vector and r.component in "xyzw"[:decl.vector]):
+                self.error(f"register `{r.name}` is not a vector with a `.{r.component}` element", ins.span)
             return decl.type
         sreg = lookup_special(r.name, r.component)
         if sreg is not None:
             return sreg.type
         if lookup_special(r.name) is not None:
-            self.error(f"special register `{r}` has no component `.{r.component}`", ins.span)
+            self.error(f"special register `{r.name}` has no component `.{r.component}`", ins.span)
             return None
         self.error(f"register `{r}` used but not declared", ins.span)
         return None
@@ -220,14 +224,41 @@ class Verifier:
                 self.error(f"`{ins.full_opcode}` takes {want} operand{'s' if hi != 1 else ''}, found {n}",
                            ins.span)
                 return
-        elif n and ins.opcode not in ("call",):
-            pass
+        elif n and d.spec.forms and all(not f.operands for f in d.spec.forms):
+            self.error(f"`{ins.full_opcode}` takes no operands, found {n}", ins.span)
+            return
         width = next((int(m[1:]) for m in ins.modifiers if m in ("v2", "v4", "v8")), None)
         for op, role in zip(ins.operands, roles):
             self._check_role(ins, op, role, d, scope, ctx, width)
 
     def _check_role(self, ins, op, role: isa.OperandRole, d: isa.Decoded, scope, ctx, width) -> None:
         kind = role.kind
+        if isinstance(op, Pair) and not (kind is isa.RoleKind.DST and role.pair):
+            self.error(f"`{op}`: a `|` predicate pair is only allowed as the destination of "
+                       f"`{ins.full_opcode}`" if role.pair or kind is not isa.RoleKind.DST else
+                       f"`{ins.full_opcode}` has no `|p` predicate destination", ins.span)
+            return
+        if isinstance(op, Negated):
+            t = self._lookup_quiet(op.operand, scope) if isinstance(op.operand, Register) else None
+            if kind is isa.RoleKind.DST:
+                self.error(f"destination `{op}` of `{ins.full_opcode}` cannot be negated", ins.span)
+                return
+            if t is not None and t is not ScalarType.PRED:
+                self.error(f"`!` negates predicates only; `{op.operand}` is .{t.value}", ins.span)
+                return
+        if kind is isa.RoleKind.FUNC and isinstance(op, Symbol):
+            f = self.functions.get(op.name)
+            if f is None and op.name not in ctx.undeclared:
+                self.error(f"`{op.name}` is not a function", ins.span)
+            elif f is not None and f.is_kernel:
+                self.error(f"`{op.name}` is a kernel (.entry); kernels cannot be called", ins.span)
+            return
+        if kind is isa.RoleKind.DST and isinstance(op, Vector):
+            bad = [e for e in op.elements if not isinstance(e, (Register, Sink)) and not self._is_reg_name(e, scope)]
+            if bad:
+                self.error(f"vector destination element `{bad[0]}` of `{ins.full_opcode}` must be a register or `_`",
+                           ins.span)
+                return
         if kind is isa.RoleKind.ADDR:
             if not isinstance(op, Address):
                 self.error(f"operand `{op}` of `{ins.full_opcode}` must be an address `[...]`", ins.span)
@@ -236,10 +267,13 @@ class Verifier:
             self.error(f"operand `{op}` of `{ins.full_opcode}` cannot be an address", ins.span)
             return
         if kind is isa.RoleKind.LABEL:
-            if isinstance(op, Symbol) and op.name not in ctx.labels and op.name not in ctx.tables:
-                self.error(f"branch target `{op.name}` is not a label of `{ctx.fn.name}`", ins.span)
-            elif not isinstance(op, (Symbol, Register)):
-                self.error(f"operand `{op}` of `{ins.full_opcode}` must be a label", ins.span)
+            if isinstance(op, Symbol):
+                if op.name not in ctx.labels and op.name not in ctx.tables:
+                    self.error(f"branch target `{op.name}` is not a label of `{ctx.fn.name}`", ins.span)
+                    if op.name in ctx.undeclared:
+                        ctx.undeclared.remove(op.name)
+            else:
+                self.error(f"branch target of `{ins.full_opcode}` must be a label, found `{op}`", ins.span)
             return
         if kind is isa.RoleKind.DST:
             if isinstance(op, Immediate):
@@ -270,7 +304,7 @@ class Verifier:
                 self.error(f"`{ins.full_opcode}` cannot split .{d.types[0].value} into "
                            f"{len(op.elements)} parts", ins.span)
                 return
-        for reg in _registers_of(op):
+        for reg in _registers_of(op, lambda e: self._is_reg_name(e, scope)):
             have = self._lookup_quiet(reg, scope)
             if have is None:
                 continue
@@ -294,6 +328,14 @@ class Verifier:
             return None
 
     @staticmethod
+    def _is_reg_name(op, scope: Scope) -> bool:
+        """Inline-asm scopes declare registers without `%` (`.reg .b16 low;`): names that are registers."""
+        if not isinstance(op, Symbol):
+            return False
+        d = scope.lookup(op.name)
+        return d is not None and d.space is StateSpace.REG
+
+    @staticmethod
     def _lookup_quiet(r: Register, scope: Scope) -> ScalarType | None:
         decl = scope.lookup(r.name)
         if decl is not None:
@@ -308,6 +350,7 @@ class _FnContext:
     labels: dict[str, Span]
     protos: dict[str, CallPrototype]
     tables: dict[str, BranchTargets]
+    undeclared: list[str] = field(default_factory=list)   # per instruction
 
 
 # Tensor-core fragments are vectors of 32-bit registers whatever the element type.
@@ -321,17 +364,27 @@ def _part_type(t: ScalarType, parts: int) -> ScalarType | None:
     return ScalarType(f"b{bits}")
 
 
-def _registers_of(op):
-    if isinstance(op, Register):
-        yield op
-    elif isinstance(op, Negated) and isinstance(op.operand, Register):
-        yield op.operand
-    elif isinstance(op, Vector):
+def _registers_of(op, is_reg_name=lambda e: False):
+    def reg(e):
+        if isinstance(e, Register):
+            return e
+        if is_reg_name(e):
+            return Register(e.name)
+        return None
+
+    if isinstance(op, Vector):
         for e in op.elements:
-            if isinstance(e, Register):
-                yield e
-    elif isinstance(op, Pair) and isinstance(op.first, Register):
-        yield op.first
+            r = reg(e)
+            if r is not None:
+                yield r
+        return
+    if isinstance(op, Negated):
+        op = op.operand
+    elif isinstance(op, Pair):
+        op = op.first
+    r = reg(op)
+    if r is not None:
+        yield r
 
 
 def _describe(t: ScalarType) -> str:
