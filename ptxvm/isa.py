@@ -78,10 +78,7 @@ class Form:
     required: frozenset[str]
     multi: frozenset[str]
     operands: tuple[OperandRole, ...]
-
-    @property
-    def min_operands(self) -> int:
-        return sum(1 for r in self.operands if not r.optional)
+    min_operands: int = 0        # operands that are not optional
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,7 +175,8 @@ def _load_table(path: Path) -> IsaTable:
                 name=f.get("name", str(i)), slots=tuple(slots), required_slots=required_slots,
                 groups=tuple(f.get("mods", [])), required=frozenset(f.get("required", [])),
                 multi=frozenset(f.get("multi", [])),
-                operands=tuple(OperandRole.parse(o) for o in f.get("operands", [])),
+                operands=(roles := tuple(OperandRole.parse(o) for o in f.get("operands", []))),
+                min_operands=sum(1 for r in roles if not r.optional),
             ))
         try:
             status = Status(entry.get("status", "parsed-only"))

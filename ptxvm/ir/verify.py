@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from .. import isa
 from ..errors import Diagnostic
@@ -33,9 +34,11 @@ class Scope:
     parent: "Scope | None" = None
     names: dict[str, VarDecl] = field(default_factory=dict)
     ranges: dict[str, VarDecl] = field(default_factory=dict)
+    cache: dict[str, VarDecl | None] = field(default_factory=dict)
 
     def declare(self, d: VarDecl) -> VarDecl | None:
         """Add a declaration; return the earlier one when the name is taken here."""
+        self.cache.clear()
         if d.count is not None:
             prev = self.ranges.get(d.name)
             self.ranges[d.name] = d
@@ -45,6 +48,15 @@ class Scope:
         return prev
 
     def lookup(self, name: str) -> VarDecl | None:
+        # Memoised per scope: a body names the same few dozen registers thousands of times.
+        # Scopes are filled before their statements are checked, so entries never go stale.
+        try:
+            return self.cache[name]
+        except KeyError:
+            d = self.cache[name] = self._lookup(name)
+            return d
+
+    def _lookup(self, name: str) -> VarDecl | None:
         s: Scope | None = self
         m = None
         while s is not None:
@@ -228,7 +240,18 @@ class Verifier:
             self.error(f"`{ins.full_opcode}` takes no operands, found {n}", ins.span)
             return
         width = next((int(m[1:]) for m in ins.modifiers if m in ("v2", "v4", "v8")), None)
+        wide = ins.mod("wide") is not None
         for op, role in zip(ins.operands, roles):
+            if type(op) is Register and role.kind in _DATA_ROLES:
+                # Fast path (most operands): a plain register in a data role.
+                want = _role_type(role, d)
+                if want is None or ins.opcode.startswith(_FRAGMENT_OPS):
+                    continue
+                have = self._lookup_quiet(op, scope)
+                if have is not None and not _compatible(want, have, ins.opcode, wide):
+                    self.error(f"`{op}` is .{have.value}, but `{ins.full_opcode}` needs a "
+                               f"{_describe(want)} operand here", ins.span)
+                continue
             self._check_role(ins, op, role, d, scope, ctx, width)
 
     def _check_role(self, ins, op, role: isa.OperandRole, d: isa.Decoded, scope, ctx, width) -> None:
@@ -294,7 +317,7 @@ class Verifier:
                            f"found {len(op.elements)} elements", ins.span)
                 return
         # Register types.
-        want = self._role_type(role, d)
+        want = _role_type(role, d)
         if want is None or ins.opcode.startswith(_FRAGMENT_OPS):
             return
         if isinstance(op, Vector) and width is None and op.elements:
@@ -308,24 +331,10 @@ class Verifier:
             have = self._lookup_quiet(reg, scope)
             if have is None:
                 continue
-            if not _compatible(want, have, ins.opcode, kind is isa.RoleKind.DST, ins):
+            if not _compatible(want, have, ins.opcode, ins.mod("wide") is not None):
                 self.error(f"`{reg}` is .{have.value}, but `{ins.full_opcode}` needs a "
                            f"{_describe(want)} operand here", ins.span)
 
-    @staticmethod
-    def _role_type(role: isa.OperandRole, d: isa.Decoded) -> ScalarType | None:
-        t = role.typing
-        if t is None:
-            if role.kind in (isa.RoleKind.DST, isa.RoleKind.SRC) and len(d.types) == 1:
-                return d.types[0]
-            return None
-        if t.startswith("t") and t[1:].isdigit():
-            i = int(t[1:])
-            return d.types[i] if i < len(d.types) else None
-        try:
-            return ScalarType(t)
-        except ValueError:
-            return None
 
     @staticmethod
     def _is_reg_name(op, scope: Scope) -> bool:
@@ -387,13 +396,33 @@ def _registers_of(op, is_reg_name=lambda e: False):
         yield r
 
 
+_DATA_ROLES = (isa.RoleKind.DST, isa.RoleKind.SRC)
+
+
+def _role_type(role: isa.OperandRole, d: isa.Decoded) -> ScalarType | None:
+    """The type a register in this operand role must be compatible with (None: unchecked)."""
+    t = role.typing
+    if t is None:
+        if role.kind in _DATA_ROLES and len(d.types) == 1:
+            return d.types[0]
+        return None
+    if t.startswith("t") and t[1:].isdigit():
+        i = int(t[1:])
+        return d.types[i] if i < len(d.types) else None
+    try:
+        return ScalarType(t)
+    except ValueError:
+        return None
+
+
 def _describe(t: ScalarType) -> str:
     if t is ScalarType.PRED:
         return ".pred"
     return f".{t.value} ({t.bits}-bit)"
 
 
-def _compatible(want: ScalarType, have: ScalarType, opcode: str, is_dst: bool, ins: Instruction) -> bool:
+@lru_cache(maxsize=4096)
+def _compatible(want: ScalarType, have: ScalarType, opcode: str, wide: bool) -> bool:
     """PTX ISA §6.4.1 type checking, §6.4.2 wider operands for ld/st/cvt."""
     if want is ScalarType.PRED or have is ScalarType.PRED:
         return want is have
@@ -412,8 +441,8 @@ def _compatible(want: ScalarType, have: ScalarType, opcode: str, is_dst: bool, i
         return True
     if have.bits > want.bits and opcode in _WIDE_OK:
         return True
-    # `.wide` / `.hi`-style forms produce double width; 8-bit types live in 16/32-bit registers.
-    if ins.mod("wide") or ins.mod("mode") == "wide":
+    # `.wide` forms produce (and mad.wide adds) double width; 8-bit types live in 16/32-bit registers.
+    if wide:
         return True
     return want.bits == 8 and have.bits in (16, 32)
 
