@@ -242,7 +242,7 @@ class Verifier:
         width = next((int(m[1:]) for m in ins.modifiers if m in ("v2", "v4", "v8")), None)
         wide = ins.mod("wide") is not None
         for op, role in zip(ins.operands, roles):
-            if type(op) is Register and role.kind in _DATA_ROLES:
+            if type(op) is Register and role.kind in _DATA_ROLES and width is None:
                 # Fast path (most operands): a plain register in a data role.
                 want = _role_type(role, d)
                 if want is None or ins.opcode.startswith(_FRAGMENT_OPS):
