@@ -42,6 +42,7 @@ class IRBuilder(Transformer):
         self.lines: list[str] = []
         self.diagnostics: list[Diagnostic] = []
         self.item_re = None   # set by the parser from the grammar's RUN terminal
+        self.bare_regs: set[str] = set()   # `.reg` names declared without `%` so far
 
     # ------------------------------------------------------------ helpers
     def span(self, tok: Token) -> Span:
@@ -257,6 +258,9 @@ class IRBuilder(Transformer):
             self.error("declaration needs a type (for example .b32 or .f32)", first_tok.line, first_tok.column)
             type_ = ScalarType.B8
         out = []
+        if space is StateSpace.REG:
+            # Inline-asm scopes declare registers without `%`; their uses must become Registers.
+            self.bare_regs.update(d[1] for d in declarators if not d[1].startswith("%"))
         for _, name, dims, init, count, tok in declarators:
             out.append(VarDecl(space, type_, name, vector, dims, align, None, init, count,
                                ptr_space, ptr_align, tuple(attributes), self.span(tok)))
@@ -398,6 +402,8 @@ class IRBuilder(Transformer):
         align_v = int(align) if align else None
         if align_v is not None and (align_v <= 0 or align_v & (align_v - 1)):
             self.error(f"alignment {align_v} is not a power of two", line, column + m.start(2))
+        if space == "reg" and not name.startswith("%"):
+            self.bare_regs.add(name)
         return VarDecl(StateSpace(space), type_, name, int(vec) if vec else None,
                        (int(dim),) if dim else (), align_v, None, None,
                        int(count) if count else None, span=span)
@@ -411,6 +417,8 @@ class IRBuilder(Transformer):
         if parsed is None:
             return None
         guard, opcode, op_off, operands = parsed
+        if self.bare_regs:
+            operands = tuple(_rebind(o, self.bare_regs) for o in operands)
         ln, col = (line, column + op_off) if op_off == 0 or "\n" not in item[:op_off] else \
             self._position(line, column, item, op_off)
         span = Span(self.filename, ln, col)
@@ -447,6 +455,24 @@ class IRBuilder(Transformer):
 
     def float_imm(self, c):
         return float_immediate(c[0])
+
+
+def _rebind(op, names: set[str]):
+    """Symbols naming `%`-less registers (declared earlier in the file) become Registers."""
+    t = type(op)
+    if t is Symbol:
+        return Register(op.name) if op.name in names else op
+    if t is Vector:
+        return Vector(tuple(_rebind(e, names) for e in op.elements))
+    if t is ParenList:
+        return ParenList(tuple(_rebind(e, names) for e in op.elements))
+    if t is Pair:
+        return Pair(_rebind(op.first, names), _rebind(op.second, names))
+    if t is Negated:
+        return Negated(_rebind(op.operand, names))
+    if t is Address and type(op.base) is Symbol and op.base.name in names:
+        return Address(Register(op.base.name), op.offset, op.extra)
+    return op
 
 
 def _register(text: str) -> Register:

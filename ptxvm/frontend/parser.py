@@ -250,6 +250,7 @@ def parse_unverified(text: str | bytes, filename: str | None = None) -> tuple[Mo
             p.builder.filename = filename
             p.builder.lines = lines
             p.builder.diagnostics = []
+            p.builder.bare_regs = set()
             try:
                 items = p.lark.parse(work)
                 diagnostics.extend(p.builder.diagnostics)

@@ -277,7 +277,7 @@ class Verifier:
                 self.error(f"`{op.name}` is a kernel (.entry); kernels cannot be called", ins.span)
             return
         if kind is isa.RoleKind.DST and isinstance(op, Vector):
-            bad = [e for e in op.elements if not isinstance(e, (Register, Sink)) and not self._is_reg_name(e, scope)]
+            bad = [e for e in op.elements if not isinstance(e, (Register, Sink))]
             if bad:
                 self.error(f"vector destination element `{bad[0]}` of `{ins.full_opcode}` must be a register or `_`",
                            ins.span)
@@ -327,7 +327,7 @@ class Verifier:
                 self.error(f"`{ins.full_opcode}` cannot split .{d.types[0].value} into "
                            f"{len(op.elements)} parts", ins.span)
                 return
-        for reg in _registers_of(op, lambda e: self._is_reg_name(e, scope)):
+        for reg in _registers_of(op):
             have = self._lookup_quiet(reg, scope)
             if have is None:
                 continue
@@ -335,14 +335,6 @@ class Verifier:
                 self.error(f"`{reg}` is .{have.value}, but `{ins.full_opcode}` needs a "
                            f"{_describe(want)} operand here", ins.span)
 
-
-    @staticmethod
-    def _is_reg_name(op, scope: Scope) -> bool:
-        """Inline-asm scopes declare registers without `%` (`.reg .b16 low;`): names that are registers."""
-        if not isinstance(op, Symbol):
-            return False
-        d = scope.lookup(op.name)
-        return d is not None and d.space is StateSpace.REG
 
     @staticmethod
     def _lookup_quiet(r: Register, scope: Scope) -> ScalarType | None:
@@ -373,8 +365,19 @@ def _part_type(t: ScalarType, parts: int) -> ScalarType | None:
     return ScalarType(f"b{bits}")
 
 
-def _registers_of(op, is_reg_name=lambda e: False):
-    def reg(e):
+def _registers_of(op):
+    if isinstance(op, Vector):
+        yield from (e for e in op.elements if isinstance(e, Register))
+        return
+    if isinstance(op, Negated):
+        op = op.operand
+    elif isinstance(op, Pair):
+        op = op.first
+    if isinstance(op, Register):
+        yield op
+
+
+def reg(e):
         if isinstance(e, Register):
             return e
         if is_reg_name(e):
