@@ -377,28 +377,6 @@ def _registers_of(op):
         yield op
 
 
-def reg(e):
-        if isinstance(e, Register):
-            return e
-        if is_reg_name(e):
-            return Register(e.name)
-        return None
-
-    if isinstance(op, Vector):
-        for e in op.elements:
-            r = reg(e)
-            if r is not None:
-                yield r
-        return
-    if isinstance(op, Negated):
-        op = op.operand
-    elif isinstance(op, Pair):
-        op = op.first
-    r = reg(op)
-    if r is not None:
-        yield r
-
-
 _DATA_ROLES = (isa.RoleKind.DST, isa.RoleKind.SRC)
 
 

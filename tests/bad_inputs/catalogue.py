@@ -72,10 +72,6 @@ EXP_INIT = "expected one of a decimal float, a float literal, a double literal, 
 BUG_LALR_PAREN = ("a declaration inside a body lists `)` among the expected tokens (LALR state shared "
                   "with parameter lists); `)` cannot follow a body declaration")
 UNDETECTED = "not detected at all yet (see xfail_diags)"
-REGRESSION_VECTOR_WIDTH = (
-    "regression in 709276d (verifier fast path): a plain register in a data role skips "
-    "Verifier._check_role, so the .v2/.v4 vector-width check never runs for a scalar operand and "
-    "`ld.global.v4.f32 %f1, [%rd1];` / `st.global.v2.f32 [%rd1], %f1;` parse without error")
 MISSING_SEMI = "expected `,` or `;` after operand, found `{}`; is a `;` missing at the end of the previous line?"
 BUG_SEMI_BEFORE_BRACE = (
     "an instruction missing its `;` before a `}` swallows the `}` (operands run to the next `;`), so "
@@ -184,13 +180,11 @@ CASES: list[Case] = [
     Case("ld_without_brackets", kernel("ld.global.f32 %f1, %rd1;"), PtxSemanticError,
          ((L, 1, "operand `%rd1` of `ld.global.f32` must be an address `[...]`"),)),
     Case("ld_v4_scalar_destination", kernel("ld.global.v4.f32 %f1, [%rd1];"), PtxSemanticError,
-         ((L, 1, "`ld.global.v4.f32` needs a 4-element vector destination, found `%f1`"),),
-         xfail_class=REGRESSION_VECTOR_WIDTH, xfail_diags=REGRESSION_VECTOR_WIDTH),
+         ((L, 1, "`ld.global.v4.f32` needs a 4-element vector destination, found `%f1`"),)),
     Case("ld_v4_two_element_destination", kernel("ld.global.v4.f32 {%f1, %f2}, [%rd1];"), PtxSemanticError,
          ((L, 1, "`ld.global.v4.f32` needs a 4-element vector destination, found 2 elements"),)),
     Case("st_v2_scalar_source", kernel("st.global.v2.f32 [%rd1], %f1;"), PtxSemanticError,
-         ((L, 1, "`st.global.v2.f32` needs a 2-element vector source, found `%f1`"),),
-         xfail_class=REGRESSION_VECTOR_WIDTH, xfail_diags=REGRESSION_VECTOR_WIDTH),
+         ((L, 1, "`st.global.v2.f32` needs a 2-element vector source, found `%f1`"),)),
     Case("pair_destination_not_allowed", kernel("add.cc.u32 %r1|%p1, %r2, %r3;"), PtxSemanticError,
          ((L, 1, "`add.cc.u32` has no `|p` predicate destination"),)),
     Case("bra_to_register", kernel("bra %r1;"), PtxSemanticError,
