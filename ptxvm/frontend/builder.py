@@ -80,7 +80,12 @@ class IRBuilder(Transformer):
         return out
 
     def version(self, c):
-        return _Header("version", str(c[0]), c[0])
+        tok = c[0]
+        if "." not in tok:
+            self.error(f"`.version {tok}` is malformed; expected MAJOR.MINOR, such as 9.0", tok.line, tok.column,
+                       syntax=True)
+            return _Header("version", f"{tok}.0", tok)
+        return _Header("version", str(tok), tok)
 
     def target(self, c):
         return _Header("target", tuple(str(t) for t in c), c[0])
@@ -307,12 +312,13 @@ class IRBuilder(Transformer):
     # ------------------------------------------------------------ bodies
     def block(self, c):
         out = []
-        for s in (c[0] or []) if c else []:
+        brace = c[0]
+        for s in (c[1] or []) if len(c) > 1 else []:
             if isinstance(s, list):
                 out.extend(s)
             elif s is not None:
                 out.append(s)
-        return Block(tuple(out))
+        return Block(tuple(out), self.span(brace))
 
     def label(self, c):
         tok = c[0]
@@ -381,7 +387,7 @@ class IRBuilder(Transformer):
                 node = parse_loc(item, Span(filename, line, off - line_start))
                 if node is None:
                     self.error("malformed `.loc` directive; expected `.loc file line column[, ...]`",
-                               line, off - line_start)
+                               line, off - line_start, syntax=True)
                 else:
                     out.append(node)
         return out

@@ -23,7 +23,8 @@ _TOKEN = re.compile(r"""
   | (?P<f64>0[dD][0-9a-fA-F]{16}(?![\w.]))
   | (?P<flt>-?(?:\d+\.\d*|\.\d+)(?:[eE][+-]?\d+)?|-?\d+[eE][+-]?\d+)
   | (?P<int>-?(?:0[xX][0-9a-fA-F]+|0[bB][01]+|\d+)U?(?![\w.]))
-  | (?P<reg>%[\w$]+(?:\.[xyzw](?![\w$]))?)
+  | (?P<badf>0[fFdD][0-9a-fA-F]*(?![\w.]))
+  | (?P<reg>%[\w$]+(?:\.[A-Za-z]\w*)?)
   | (?P<name>[A-Za-z_$][\w$]*)
   | (?P<punct>[\[\]{}(),|!+;])
   | (?P<bad>.)
@@ -106,6 +107,9 @@ def _operand(c: _Cursor) -> Operand:
             c.fail(literal_error(text, e), pos)
     if kind == "name":
         return Sink() if text == "_" else Symbol(text)
+    if kind == "badf":
+        digits = 8 if text[1] in "fF" else 16
+        c.fail(f"`{text}`: a `{text[:2]}` floating-point literal needs exactly {digits} hex digits", pos)
     if text == "!":
         k2, t2, p2 = c.take()
         if k2 != "reg" and k2 != "name":
@@ -188,7 +192,7 @@ def _address(c: _Cursor, open_pos: int) -> Address:
 
 
 _ATOM = re.compile(r"""
-    (?P<reg>%[\w$]+(?:\.[xyzw])?)
+    (?P<reg>%[\w$]+(?:\.[A-Za-z]\w*)?)
   | (?P<f32>0[fF][0-9a-fA-F]{8})
   | (?P<f64>0[dD][0-9a-fA-F]{16})
   | (?P<int>-?(?:0[xX][0-9a-fA-F]+|0[bB][01]+|\d+)U?)
@@ -268,10 +272,11 @@ def parse_instruction(text: str, error: ErrorFn):
                 if t == ";":
                     break
                 if t != ",":
-                    # A newline in the middle usually means a missing ';' on the line before.
-                    c.fail(f"expected `,` or `;` after operand, found {_show(kind, t)}"
-                           + ("; is a `;` missing at the end of the previous line?"
-                              if "\n" in text[:pos] else ""), pos)
+                    prev = len(text[:pos].rstrip())
+                    if "\n" in text[prev:pos]:
+                        # The instruction ended on the line before, but for its `;`.
+                        c.fail(f"expected `;` at the end of `{opcode}`", prev)
+                    c.fail(f"expected `,` or `;` after operand, found {_show(kind, t)}", pos)
         else:
             c.take()
         kind, t, pos = c.take()

@@ -20,7 +20,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 from ..errors import (
     Diagnostic, PtxEncodingError, PtxError, PtxSemanticError, PtxSyntaxError, PtxVersionWarning,
 )
-from ..ir.nodes import Function, Module
+from ..ir.nodes import Block, Function, Module
 from ..resources import data_dir
 from .body import item_regex
 from .builder import IRBuilder, _Header
@@ -131,7 +131,7 @@ def _blank_statement(text: str, pos: int) -> str | None:
         end = _matching_brace(text, pos)
         if end is not None:
             return text[:pos] + "".join(ch if ch == "\n" else " " for ch in text[pos:end + 1]) + text[end + 1:]
-    start = max(text.rfind(";", 0, pos), text.rfind("}", 0, pos)) + 1
+    start = max(text.rfind(";", 0, pos), text.rfind("}", 0, pos), _last_block_brace(text, pos)) + 1
     # Header directives, .file/.loc lines and comments end without a ';'.
     for m in _LINE_STATEMENT.finditer(text, start, pos):
         start = m.end()
@@ -157,6 +157,21 @@ _INSTRUCTION_START = re.compile(r"(?:@!?[%\w$][\w$]*[ \t]+)?[a-z][a-z0-9_]*(?:\.
 _BRACE_SCAN = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|[{}]', re.S)
 
 
+def _is_list_brace(text: str, i: int) -> bool:
+    """Whether the `{` at ``i`` opens an initialiser/operand list rather than a block."""
+    j = i - 1
+    while j >= 0 and text[j] in " \t\r\n":
+        j -= 1
+    return j >= 0 and text[j] in "=,{"
+
+
+def _last_block_brace(text: str, pos: int) -> int:
+    i = text.rfind("{", 0, pos)
+    while i >= 0 and _is_list_brace(text, i):
+        i = text.rfind("{", 0, i)
+    return i
+
+
 def _matching_brace(text: str, pos: int) -> int | None:
     depth = 0
     for m in _BRACE_SCAN.finditer(text, pos):
@@ -170,8 +185,8 @@ def _matching_brace(text: str, pos: int) -> int | None:
     return None
 
 
-def _unclosed_brace_line(text: str) -> int | None:
-    """Line of the innermost `{` left open at the end of ``text`` (comments and strings skipped)."""
+def _unclosed_brace(text: str) -> int | None:
+    """Offset of the innermost `{` left open at the end of ``text`` (comments and strings skipped)."""
     stack: list[int] = []
     for m in _BRACE_SCAN.finditer(text):
         t = m.group()
@@ -179,7 +194,7 @@ def _unclosed_brace_line(text: str) -> int | None:
             stack.append(m.start())
         elif t == "}" and stack:
             stack.pop()
-    return text.count("\n", 0, stack[-1]) + 1 if stack else None
+    return stack[-1] if stack else None
 
 
 def _syntax_diagnostic(e: UnexpectedInput, text: str, lines: list[str], filename: str | None) -> tuple[Diagnostic, bool]:
@@ -189,12 +204,19 @@ def _syntax_diagnostic(e: UnexpectedInput, text: str, lines: list[str], filename
     if at_end:
         line = len(lines) if lines else 1
         column = len(lines[-1]) + 1 if lines else 1
-        open_line = _unclosed_brace_line(text)
-        expected = e.expected if isinstance(e, UnexpectedEOF) else e.expected
-        if open_line is not None:
-            message = f"unexpected end of file: missing `}}` for the block opened at line {open_line}"
+        brace = _unclosed_brace(text)
+        expected = set(e.expected or ())
+        if brace is not None:
+            what = "initialiser list" if _is_list_brace(text, brace) else "block"
+            message = (f"unexpected end of file: missing `}}` for the {what} opened at line "
+                       f"{text.count(chr(10), 0, brace) + 1}")
         else:
-            message = "unexpected end of file" + _describe_expected(expected or ())
+            message = "unexpected end of file" + _describe_expected(expected)
+        if "SEMICOLON" in expected:
+            # Cut inside a statement: the missing `;` comes first.
+            end = len(text.rstrip())
+            ln, col = _line_col(text, end)
+            return _diag("expected `;` at the end of the statement", filename, lines, ln, col), True
     elif isinstance(e, UnexpectedCharacters):
         pos = _offset_of(text, line, column)
         directive = _DIRECTIVE.match(text, pos)
@@ -204,9 +226,8 @@ def _syntax_diagnostic(e: UnexpectedInput, text: str, lines: list[str], filename
             message = "malformed `.loc` directive; expected `.loc file line column[, ...]`"
         elif directive:
             message = f"unknown directive `{directive.group()}`"
-        elif instr and instr.group() and ";" not in text[pos:]:
-            message = f"`{instr.group()}` is not terminated: expected `;` before the end of the file"
-            return _diag(message, filename, lines, line, column), False
+        elif instr and instr.group() and _unterminated(text, pos):
+            return _unterminated_diag(text, pos, instr.group(), filename, lines)
         else:
             shown = repr(ch) if not ch.isprintable() or ch == " " else f"`{ch}`"
             message = f"unexpected character {shown}" + _describe_expected(e.allowed or ())
@@ -214,13 +235,38 @@ def _syntax_diagnostic(e: UnexpectedInput, text: str, lines: list[str], filename
         assert isinstance(e, UnexpectedToken)
         pos = _offset_of(text, line, column)
         instr = _INSTRUCTION_START.match(text, pos)
-        if e.token.type == "NAME" and instr and ";" not in text[pos:]:
-            message = f"`{instr.group()}` is not terminated: expected `;` before the end of the file"
-            return _diag(message, filename, lines, line, column), False
+        if e.token.type == "NAME" and instr and _unterminated(text, pos):
+            return _unterminated_diag(text, pos, instr.group(), filename, lines)
+        prev = len(text[:pos].rstrip())
+        if "SEMICOLON" in (e.expected or ()) and "\n" in text[prev:pos]:
+            # The statement on the previous line is complete but for its `;`.
+            ln, col = _line_col(text, prev)
+            return _diag("expected `;` at the end of the statement", filename, lines, ln, col), True
         message = f"unexpected {_token_text(e.token)}" + _describe_expected(e.expected or ())
     if line is None or line < 1:
         line, column = 1, 1
     return _diag(message, filename, lines, line, column), not at_end
+
+
+_BLOCK_END = re.compile(r"\n[ \t\r]*\}")
+
+
+def _unterminated(text: str, pos: int) -> bool:
+    """An instruction starts at ``pos`` but no `;` ends it before its block closes."""
+    semi = text.find(";", pos)
+    stop = _BLOCK_END.search(text, pos)
+    return semi < 0 or (stop is not None and stop.start() < semi)
+
+
+def _unterminated_diag(text: str, pos: int, head: str, filename, lines) -> tuple[Diagnostic, bool]:
+    stop = _BLOCK_END.search(text, pos)
+    end = len(text[:stop.start()].rstrip()) if stop else len(text.rstrip())
+    ln, col = _line_col(text, end)
+    return _diag(f"expected `;` at the end of `{head}`", filename, lines, ln, col), stop is not None
+
+
+def _line_col(text: str, offset: int) -> tuple[int, int]:
+    return text.count("\n", 0, offset) + 1, offset - (text.rfind("\n", 0, offset) + 1) + 1
 
 
 def _diag(message: str, filename: str | None, lines: list[str], line: int, column: int) -> Diagnostic:
@@ -274,11 +320,23 @@ def parse_unverified(text: str | bytes, filename: str | None = None) -> tuple[Mo
     module = _assemble(items, filename, lines, diagnostics)
     for f in module.items:
         if isinstance(f, Function) and f.body is not None and f.body.depth() > MAX_NESTING:
+            deep = _block_at_depth(f.body, MAX_NESTING + 1)
             diagnostics.append(_diag(f"`{{ }}` scopes in `{f.name}` nest {f.body.depth()} deep; "
                                      f"ptxvm allows at most {MAX_NESTING}", filename, lines,
-                                     f.span.line, f.span.column))
+                                     deep.span.line, deep.span.column))
             return None, _dedupe(diagnostics)
     return module, _dedupe(diagnostics)
+
+
+def _block_at_depth(block, depth: int):
+    """The first block nested ``depth`` deep (the body itself is depth 1)."""
+    stack = [(block, 1)]
+    while stack:
+        b, d = stack.pop()
+        if d == depth:
+            return b
+        stack.extend((s, d + 1) for s in reversed(b.statements) if isinstance(s, Block))
+    return block
 
 
 def _dedupe(diags: list[Diagnostic]) -> list[Diagnostic]:
@@ -303,11 +361,16 @@ def _assemble(items, filename, lines, diagnostics) -> Module:
     body = []
     for it in items:
         if isinstance(it, _Header):
+            src = lines[it.token.line - 1] if 0 < it.token.line <= len(lines) else ""
+            col = src.rfind("." + it.kind, 0, it.token.column) + 1 or it.token.column
             if it.kind in seen:
                 diagnostics.append(_diag(
                     f"second `.{it.kind}` directive (the first is at line {seen[it.kind]})",
-                    filename, lines, it.token.line, it.token.column))
+                    filename, lines, it.token.line, col))
                 continue
+            if it.kind == "version" and (seen or body):
+                diagnostics.append(_diag("`.version` must be the first directive of the module",
+                                         filename, lines, it.token.line, col))
             seen[it.kind] = it.token.line
             if it.kind == "version":
                 version = it.value

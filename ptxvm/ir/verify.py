@@ -17,7 +17,7 @@ from functools import lru_cache
 from .. import isa
 from ..errors import Diagnostic
 from .nodes import (
-    Address, Block, BranchTargets, CallPrototype, Function, Immediate, Instruction, Label, Module,
+    Address, Block, BranchTargets, CallPrototype, Function, Immediate, InitList, Instruction, Label, Module,
     Negated, Pair, ParenList, Register, Sink, Span, Symbol, VarDecl, Vector,
 )
 from .sregs import lookup_special
@@ -82,10 +82,15 @@ class Verifier:
         self.functions: dict[str, Function] = {}
         self.globals = Scope()
 
-    def error(self, message: str, span: Span | None) -> None:
+    def error(self, message: str, span: Span | None, at: str | None = None) -> None:
+        """Report at ``span``; with ``at``, under that operand's spelling on the same line."""
         line = span.line if span and span.line else None
         col = span.column if span and span.line else None
         src = self.lines[line - 1] if line and 0 < line <= len(self.lines) else None
+        if at and src and col:
+            m = re.compile(re.escape(at) + r"(?![\w$])").search(src, col - 1)
+            if m:
+                col = m.start() + 1
         self.diags.append(Diagnostic(message, self.module.filename, line, col, src))
 
     # ---------------------------------------------------------------- module
@@ -119,6 +124,10 @@ class Verifier:
             self.error(f"`{d.name}`: only .global and .const variables can have initialisers", d.span)
         if d.init is not None and d.linkage is not None and d.linkage.value == "extern":
             self.error(f"`.extern` variable `{d.name}` cannot have an initialiser", d.span)
+        if isinstance(d.init, InitList):
+            problem = _init_shape_problem(d.init, d.array + ((d.vector,) if d.vector else ()))
+            if problem:
+                self.error(f"initialiser of `{d.name}`: {problem}", d.span)
 
     # ---------------------------------------------------------------- functions
     def _function(self, f: Function) -> None:
@@ -186,7 +195,7 @@ class Verifier:
             self._shape(ins, d, scope, ctx)
         for name in ctx.undeclared:
             self.error(f"`{name}` is not declared (no label, variable, function or prototype has this name)",
-                       ins.span)
+                       ins.span, at=name)
 
     def _resolve(self, op, scope: Scope, ctx: "_FnContext", ins: Instruction) -> None:
         if isinstance(op, Register):
@@ -214,15 +223,16 @@ class Verifier:
         decl = scope.lookup(r.name)
         if decl is not None:
             if r.component is not None and not (decl.vector and r.component in "xyzw"[:decl.vector]):
-                self.error(f"register `{r.name}` is not a vector with a `.{r.component}` element", ins.span)
+                self.error(f"register `{r.name}` is not a vector with a `.{r.component}` element", ins.span,
+                           at=str(r))
             return decl.type
         sreg = lookup_special(r.name, r.component)
         if sreg is not None:
             return sreg.type
         if lookup_special(r.name) is not None:
-            self.error(f"special register `{r.name}` has no component `.{r.component}`", ins.span)
+            self.error(f"special register `{r.name}` has no component `.{r.component}`", ins.span, at=str(r))
             return None
-        self.error(f"register `{r}` used but not declared", ins.span)
+        self.error(f"register `{r}` used but not declared", ins.span, at=str(r))
         return None
 
     def _shape(self, ins: Instruction, d: isa.Decoded, scope: Scope, ctx: "_FnContext") -> None:
@@ -239,6 +249,9 @@ class Verifier:
         elif n and d.spec.forms and all(not f.operands for f in d.spec.forms):
             self.error(f"`{ins.full_opcode}` takes no operands, found {n}", ins.span)
             return
+        if ins.opcode == "call":
+            self._call(ins, ctx)
+            return
         width = next((int(m[1:]) for m in ins.modifiers if m in ("v2", "v4", "v8")), None)
         wide = ins.mod("wide") is not None
         for op, role in zip(ins.operands, roles):
@@ -250,71 +263,86 @@ class Verifier:
                 have = self._lookup_quiet(op, scope)
                 if have is not None and not _compatible(want, have, ins.opcode, wide):
                     self.error(f"`{op}` is .{have.value}, but `{ins.full_opcode}` needs a "
-                               f"{_describe(want)} operand here", ins.span)
+                               f"{_describe(want)} operand here", ins.span, at=str(op))
                 continue
             self._check_role(ins, op, role, d, scope, ctx, width)
+
+    def _call(self, ins: Instruction, ctx: "_FnContext") -> None:
+        """`call (ret), f, (args)[, proto]`: the callee is the first operand that is not a list."""
+        callee = next((o for o in ins.operands if not isinstance(o, ParenList)), None)
+        if isinstance(callee, Symbol):
+            f = self.functions.get(callee.name)
+            if f is not None and f.is_kernel:
+                self.error(f"`{callee.name}` is a kernel (.entry); kernels cannot be called", ins.span,
+                           at=callee.name)
+            elif f is None and callee.name in ctx.labels:
+                self.error(f"`{callee.name}` is a label, not a function", ins.span, at=callee.name)
+        elif callee is None or not isinstance(callee, Register):
+            self.error(f"`call` needs a function name or a register holding a function's address", ins.span)
 
     def _check_role(self, ins, op, role: isa.OperandRole, d: isa.Decoded, scope, ctx, width) -> None:
         kind = role.kind
         if isinstance(op, Pair) and not (kind is isa.RoleKind.DST and role.pair):
-            self.error(f"`{op}`: a `|` predicate pair is only allowed as the destination of "
-                       f"`{ins.full_opcode}`" if role.pair or kind is not isa.RoleKind.DST else
-                       f"`{ins.full_opcode}` has no `|p` predicate destination", ins.span)
+            if kind is isa.RoleKind.DST or not any(r.pair for r in d.form.operands):
+                self.error(f"`{ins.full_opcode}` has no `|p` predicate destination", ins.span, at=str(op))
+            else:
+                self.error(f"`{op}`: a `|` predicate pair can only be the destination of "
+                           f"`{ins.full_opcode}`", ins.span, at=str(op))
             return
         if isinstance(op, Negated):
             t = self._lookup_quiet(op.operand, scope) if isinstance(op.operand, Register) else None
             if kind is isa.RoleKind.DST:
-                self.error(f"destination `{op}` of `{ins.full_opcode}` cannot be negated", ins.span)
+                self.error(f"destination `{op}` of `{ins.full_opcode}` cannot be negated", ins.span, at=str(op))
                 return
             if t is not None and t is not ScalarType.PRED:
-                self.error(f"`!` negates predicates only; `{op.operand}` is .{t.value}", ins.span)
+                self.error(f"`!` negates predicates only; `{op.operand}` is .{t.value}", ins.span, at=str(op))
                 return
         if kind is isa.RoleKind.FUNC and isinstance(op, Symbol):
             f = self.functions.get(op.name)
             if f is None and op.name not in ctx.undeclared:
-                self.error(f"`{op.name}` is not a function", ins.span)
+                self.error(f"`{op.name}` is not a function", ins.span, at=op.name)
             elif f is not None and f.is_kernel:
-                self.error(f"`{op.name}` is a kernel (.entry); kernels cannot be called", ins.span)
+                self.error(f"`{op.name}` is a kernel (.entry); kernels cannot be called", ins.span, at=op.name)
             return
         if kind is isa.RoleKind.DST and isinstance(op, Vector):
             bad = [e for e in op.elements if not isinstance(e, (Register, Sink))]
             if bad:
                 self.error(f"vector destination element `{bad[0]}` of `{ins.full_opcode}` must be a register or `_`",
-                           ins.span)
+                           ins.span, at=str(op.elements[0]))
                 return
         if kind is isa.RoleKind.ADDR:
             if not isinstance(op, Address):
-                self.error(f"operand `{op}` of `{ins.full_opcode}` must be an address `[...]`", ins.span)
+                self.error(f"operand `{op}` of `{ins.full_opcode}` must be an address `[...]`", ins.span, at=str(op))
             return
         if isinstance(op, Address) and kind in (isa.RoleKind.DST, isa.RoleKind.SRC):
-            self.error(f"operand `{op}` of `{ins.full_opcode}` cannot be an address", ins.span)
+            self.error(f"operand `{op}` of `{ins.full_opcode}` cannot be an address", ins.span, at=str(op))
             return
         if kind is isa.RoleKind.LABEL:
             if isinstance(op, Symbol):
                 if op.name not in ctx.labels and op.name not in ctx.tables:
-                    self.error(f"branch target `{op.name}` is not a label of `{ctx.fn.name}`", ins.span)
+                    self.error(f"branch target `{op.name}` is not a label of `{ctx.fn.name}`", ins.span, at=op.name)
                     if op.name in ctx.undeclared:
                         ctx.undeclared.remove(op.name)
             else:
-                self.error(f"branch target of `{ins.full_opcode}` must be a label, found `{op}`", ins.span)
+                self.error(f"branch target of `{ins.full_opcode}` must be a label, found `{op}`", ins.span, at=str(op))
             return
         if kind is isa.RoleKind.DST:
             if isinstance(op, Immediate):
-                self.error(f"destination of `{ins.full_opcode}` cannot be the constant `{op}`", ins.span)
+                self.error(f"destination of `{ins.full_opcode}` cannot be the constant `{op}`", ins.span, at=str(op))
                 return
             if isinstance(op, Pair) and not role.pair:
-                self.error(f"`{ins.full_opcode}` has no `|p` predicate destination", ins.span)
+                self.error(f"`{ins.full_opcode}` has no `|p` predicate destination", ins.span, at=str(op))
         # Vector operands of .v2/.v4 instructions.
         if width is not None and kind in (isa.RoleKind.DST, isa.RoleKind.SRC) and role.name in ("d", "a", "b") \
                 and ins.opcode in ("ld", "st", "ldu", "ld.global.nc", "st.async", "tex", "suld", "sust",
                                    "atom", "red", "multimem.ld_reduce", "multimem.st", "multimem.red"):
             what = "destination" if kind is isa.RoleKind.DST else "source"
             if not isinstance(op, Vector):
-                self.error(f"`{ins.full_opcode}` needs a {width}-element vector {what}, found `{op}`", ins.span)
+                self.error(f"`{ins.full_opcode}` needs a {width}-element vector {what}, found `{op}`", ins.span, at=str(op))
                 return
             if len(op.elements) != width:
                 self.error(f"`{ins.full_opcode}` needs a {width}-element vector {what}, "
-                           f"found {len(op.elements)} elements", ins.span)
+                           f"found {len(op.elements)} elements", ins.span, at=str(op))
                 return
         # Register types.
         want = _role_type(role, d)
@@ -325,7 +353,7 @@ class Verifier:
             want = _part_type(want, len(op.elements))
             if want is None:
                 self.error(f"`{ins.full_opcode}` cannot split .{d.types[0].value} into "
-                           f"{len(op.elements)} parts", ins.span)
+                           f"{len(op.elements)} parts", ins.span, at=str(op))
                 return
         for reg in _registers_of(op):
             have = self._lookup_quiet(reg, scope)
@@ -333,7 +361,7 @@ class Verifier:
                 continue
             if not _compatible(want, have, ins.opcode, ins.mod("wide") is not None):
                 self.error(f"`{reg}` is .{have.value}, but `{ins.full_opcode}` needs a "
-                           f"{_describe(want)} operand here", ins.span)
+                           f"{_describe(want)} operand here", ins.span, at=str(reg))
 
 
     @staticmethod
@@ -356,6 +384,23 @@ class _FnContext:
 
 # Tensor-core fragments are vectors of 32-bit registers whatever the element type.
 _FRAGMENT_OPS = ("wmma", "mma", "ldmatrix", "stmatrix", "movmatrix", "wgmma", "tcgen05")
+
+
+def _init_shape_problem(init: InitList, dims: tuple[int | None, ...]) -> str | None:
+    """Why ``{...}`` does not fit the declared dimensions (PTX ISA §5.4.4), or None."""
+    stack = [(init, 0)]
+    while stack:
+        lst, level = stack.pop()
+        if level >= len(dims):
+            return "too many levels of `{ }` for the declared dimensions" if dims else \
+                "a scalar variable takes a single value, not `{ }`"
+        n = dims[level]
+        if n is not None and len(lst.elements) > n:
+            return f"{len(lst.elements)} elements for a dimension of {n}"
+        for e in lst.elements:
+            if isinstance(e, InitList):
+                stack.append((e, level + 1))
+    return None
 
 
 def _part_type(t: ScalarType, parts: int) -> ScalarType | None:
