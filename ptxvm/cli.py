@@ -397,8 +397,9 @@ examples:
                     "section, title and number of forms. With --coverage, report which opcodes "
                     "the given PTX files use and how far ptxvm supports each.",
         epilog="""\
-statuses: supported (runs and translates), parsed-only (parsed and verified, cannot run yet),
-unsupported (recognised, rejected); --coverage adds unknown (not in the table).
+statuses: supported (in the set the executors and translators implement), parsed-only (parsed
+and verified, not executable), unsupported (recognised, rejected); --coverage adds unknown
+(not in the table). This release parses and verifies; execution and translation come next.
 
 examples:
   ptxvm isa
