@@ -30,6 +30,7 @@ _TOKEN = re.compile(r"""
   | (?P<bad>.)
 """, re.X | re.S)
 
+_COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 _CLOSE = {"[": "]", "{": "}", "(": ")"}
 _OPEN = {v: k for k, v in _CLOSE.items()}
 
@@ -272,7 +273,7 @@ def parse_instruction(text: str, error: ErrorFn):
                 if t == ";":
                     break
                 if t != ",":
-                    prev = len(text[:pos].rstrip())
+                    prev = len(_COMMENTS.sub(lambda m: " " * len(m.group()), text[:pos]).rstrip())
                     if "\n" in text[prev:pos]:
                         # The instruction ended on the line before, but for its `;`.
                         c.fail(f"expected `;` at the end of `{opcode}`", prev)

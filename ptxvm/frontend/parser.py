@@ -33,7 +33,7 @@ NEWEST_PTX_ISA = (9, 0)
 
 # Human names of grammar terminals, for "expected ..." messages.
 _TERMINAL_NAMES = {
-    "SEMICOLON": "`;`", "COMMA": "`,`", "LBRACE": "`{`", "RBRACE": "`}`", "LPAR": "`(`", "RPAR": "`)`",
+    "SEMICOLON": "`;`", "COMMA": "`,`", "LBRACE": "`{`", "BLOCK_OPEN": "`{`", "RBRACE": "`}`", "LPAR": "`(`", "RPAR": "`)`",
     "LSQB": "`[`", "RSQB": "`]`", "VBAR": "`|`", "BANG": "`!`", "PLUS": "`+`", "EQUAL": "`=`",
     "LESSTHAN": "`<`", "MORETHAN": "`>`", "COLON": "`:`",
     "OPCODE": "an instruction", "REG": "a register", "PREG": "a register range `%r<N>`",
@@ -214,8 +214,7 @@ def _syntax_diagnostic(e: UnexpectedInput, text: str, lines: list[str], filename
             message = "unexpected end of file" + _describe_expected(expected)
         if "SEMICOLON" in expected:
             # Cut inside a statement: the missing `;` comes first.
-            end = len(text.rstrip())
-            ln, col = _line_col(text, end)
+            ln, col = _line_col(text, _code_end(text, len(text)))
             return _diag("expected `;` at the end of the statement", filename, lines, ln, col), True
     elif isinstance(e, UnexpectedCharacters):
         pos = _offset_of(text, line, column)
@@ -237,7 +236,7 @@ def _syntax_diagnostic(e: UnexpectedInput, text: str, lines: list[str], filename
         instr = _INSTRUCTION_START.match(text, pos)
         if e.token.type == "NAME" and instr and _unterminated(text, pos):
             return _unterminated_diag(text, pos, instr.group(), filename, lines)
-        prev = len(text[:pos].rstrip())
+        prev = _code_end(text, pos)
         if "SEMICOLON" in (e.expected or ()) and "\n" in text[prev:pos]:
             # The statement on the previous line is complete but for its `;`.
             ln, col = _line_col(text, prev)
@@ -260,9 +259,26 @@ def _unterminated(text: str, pos: int) -> bool:
 
 def _unterminated_diag(text: str, pos: int, head: str, filename, lines) -> tuple[Diagnostic, bool]:
     stop = _BLOCK_END.search(text, pos)
-    end = len(text[:stop.start()].rstrip()) if stop else len(text.rstrip())
+    end = _code_end(text, stop.start() if stop else len(text))
     ln, col = _line_col(text, end)
     return _diag(f"expected `;` at the end of `{head}`", filename, lines, ln, col), stop is not None
+
+
+def _code_end(text: str, stop: int) -> int:
+    """Offset just after the last character of code before ``stop`` (comments and blanks skipped)."""
+    end = stop
+    while True:
+        while end > 0 and text[end - 1] in " \t\r\n":
+            end -= 1
+        if end >= 2 and text[end - 2:end] == "*/":
+            start = text.rfind("/*", 0, end - 2)
+            if start >= 0:
+                end = start
+                continue
+        cut = text.find("//", text.rfind("\n", 0, end) + 1, end)
+        if cut < 0:
+            return end
+        end = cut
 
 
 def _line_col(text: str, offset: int) -> tuple[int, int]:

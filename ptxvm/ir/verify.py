@@ -308,7 +308,7 @@ class Verifier:
             bad = [e for e in op.elements if not isinstance(e, (Register, Sink))]
             if bad:
                 self.error(f"vector destination element `{bad[0]}` of `{ins.full_opcode}` must be a register or `_`",
-                           ins.span, at=str(op.elements[0]))
+                           ins.span, at=str(bad[0]))
                 return
         if kind is isa.RoleKind.ADDR:
             if not isinstance(op, Address):
