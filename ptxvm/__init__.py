@@ -8,8 +8,8 @@
 from __future__ import annotations
 
 from .errors import (  # noqa: F401
-    Diagnostic, IsaTableError, PtxEncodingError, PtxError, PtxSemanticError, PtxSyntaxError,
-    PtxVersionWarning, UnsupportedError,
+    DeadlockError, Diagnostic, IsaTableError, KernelFault, LaunchError, PtxEncodingError, PtxError,
+    PtxSemanticError, PtxSyntaxError, PtxVersionWarning, TrapError, UnsupportedError, WatchdogError,
 )
 
 __version__ = "0.1.0"
@@ -37,5 +37,13 @@ def format_ptx(module) -> str:
     return format_module(module)
 
 
-__all__ = ["parse", "load", "format_ptx", "PtxError", "PtxSyntaxError", "PtxSemanticError",
+def __getattr__(name: str):
+    # The runtime API imports numpy and the interpreter: load it on first use only.
+    if name in ("Module", "DeviceArray", "Kernel", "to_device"):
+        from . import driver
+        return getattr(driver, name)
+    raise AttributeError(f"module 'ptxvm' has no attribute {name!r}")
+
+
+__all__ = ["Module", "DeviceArray", "Kernel", "to_device", "KernelFault", "LaunchError","parse", "load", "format_ptx", "PtxError", "PtxSyntaxError", "PtxSemanticError",
            "PtxEncodingError", "Diagnostic", "UnsupportedError", "__version__"]

@@ -101,3 +101,39 @@ class UnsupportedError(PtxError):
 
 class PtxVersionWarning(UserWarning):
     """The module declares a PTX ISA version newer than the one ptxvm was written for."""
+
+
+class LaunchError(PtxError):
+    """A kernel launch was asked for with wrong arguments, geometry or options."""
+
+
+class KernelFault(PtxError):
+    """A kernel did something that faults on a GPU: bad address, trap, deadlock, endless loop.
+
+    ``kernel``, ``block`` and ``thread`` (3-tuples) name the first faulting thread;
+    ``address``/``space``/``allocation`` are set for memory faults; ``memory`` keeps
+    the device memory inspectable after the fault.
+    """
+
+    def __init__(self, message: str, *, kernel: str | None = None, block: tuple | None = None,
+                 thread: tuple | None = None, instruction: str | None = None,
+                 address: int | None = None, space: str | None = None, allocation: str | None = None,
+                 filename: str | None = None, line: int | None = None, column: int | None = None,
+                 source_line: str | None = None, source: str | None = None) -> None:
+        self.kernel, self.block, self.thread = kernel, block, thread
+        self.instruction, self.address, self.space, self.allocation = instruction, address, space, allocation
+        self.source = source          # the CUDA source location from .loc, when known
+        self.memory = None            # set by the executor
+        super().__init__(message, filename=filename, line=line, column=column, source_line=source_line)
+
+
+class DeadlockError(KernelFault):
+    """No thread can run and no barrier can complete."""
+
+
+class WatchdogError(KernelFault):
+    """The launch exceeded its step budget (an endless loop, or a budget set too low)."""
+
+
+class TrapError(KernelFault):
+    """`trap`, `brkpt` or a failed device-side assert."""

@@ -1,0 +1,262 @@
+"""The public runtime API: modules, kernels, launches, device arrays.
+
+    mod = ptxvm.Module(ptx_text)                      # or Module.from_file("k.ptx")
+    k = mod.get_function("vadd")                      # or mod["vadd"]
+    k((blocks,), (threads,), (x, y, out, np.int32(n)))          # CuPy style
+    k[blocks, threads](x, y, out, n)                            # numba style
+
+numpy arrays are passed by reference: they are copied to device memory for
+the launch and their final contents copied back (also after a fault).
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import LaunchError
+from ..ir import nodes as ir
+from ..ir.types import ScalarType, StateSpace
+from ..interp.executor import (
+    DEFAULT_MAX_STEPS, LaunchStats, ModuleImage, param_block, place_globals, prepare, run_kernel,
+)
+from ..interp.memory import Allocation, DeviceMemory
+from ..interp.state import Geometry
+
+MAX_THREADS_PER_BLOCK = 1024
+
+
+class Device:
+    """One simulated device: its memory and the modules placed in it."""
+
+    def __init__(self) -> None:
+        self.memory = DeviceMemory()
+        self.images: dict[int, ModuleImage] = {}
+
+    def image(self, module: "Module") -> ModuleImage:
+        img = self.images.get(id(module))
+        if img is None:
+            funcs = {name: 0xF000_0000_0000 + i * 16 for i, name in enumerate(module.ir.functions)}
+            img = self.images[id(module)] = place_globals(module.ir, self.memory, funcs)
+        return img
+
+
+_DEVICE: Device | None = None
+
+
+def default_device() -> Device:
+    global _DEVICE
+    if _DEVICE is None:
+        _DEVICE = Device()
+    return _DEVICE
+
+
+class DeviceArray:
+    """An array in device memory; ``ptr`` is its device address, slicing gives views."""
+
+    def __init__(self, alloc: Allocation, shape: tuple[int, ...], dtype: np.dtype, offset: int = 0) -> None:
+        self._alloc, self.shape, self.dtype, self._offset = alloc, tuple(shape), np.dtype(dtype), offset
+
+    @property
+    def ptr(self) -> int:
+        return self._alloc.base + self._offset
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
+
+    def copy_to_host(self) -> np.ndarray:
+        raw = self._alloc.data[self._offset:self._offset + self.nbytes]
+        return raw.view(self.dtype).reshape(self.shape).copy()
+
+    def copy_from_host(self, array) -> None:
+        a = np.ascontiguousarray(array, dtype=self.dtype)
+        if a.nbytes != self.nbytes:
+            raise LaunchError(f"copy_from_host: {a.nbytes} bytes into a {self.nbytes}-byte device array")
+        self._alloc.data[self._offset:self._offset + self.nbytes] = a.reshape(-1).view(np.uint8)
+
+    def __getitem__(self, key) -> "DeviceArray":
+        if len(self.shape) != 1 or not isinstance(key, slice) or key.step not in (None, 1):
+            raise TypeError("DeviceArray supports contiguous 1-D slices like d[k:] or d[a:b]")
+        start, stop, _ = key.indices(self.shape[0])
+        stop = max(stop, start)
+        return DeviceArray(self._alloc, (stop - start,), self.dtype, self._offset + start * self.dtype.itemsize)
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __repr__(self) -> str:
+        return f"DeviceArray(shape={self.shape}, dtype={self.dtype}, ptr=0x{self.ptr:x})"
+
+
+def to_device(array, device: Device | None = None) -> DeviceArray:
+    a = np.ascontiguousarray(array)
+    dev = device or default_device()
+    alloc = dev.memory.alloc(a.nbytes, f"device array {a.dtype}{list(a.shape)}", data=a)
+    return DeviceArray(alloc, a.shape, a.dtype)
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    type: str            # PTX type name, e.g. "u64", "f32", "b8"
+    size: int            # bytes
+    align: int
+    array: tuple[int | None, ...] = ()
+
+    def __str__(self) -> str:
+        dims = "".join(f"[{d}]" for d in self.array)
+        return f"{self.name}: .{self.type}{dims}"
+
+
+def _params(f: ir.Function) -> tuple[Param, ...]:
+    return tuple(Param(p.name, p.type.value, p.size_bytes() or 0, p.align or max(p.element_bytes(), 1), p.array)
+                 for p in f.params)
+
+
+class Module:
+    """A PTX module loaded for execution."""
+
+    def __init__(self, ptx: str | bytes, filename: str | None = None) -> None:
+        from ..frontend.cache import load_text
+        self.ir: ir.Module = load_text(ptx, filename)
+        self.filename = filename
+        self._programs: dict[tuple, object] = {}
+
+    @classmethod
+    def from_file(cls, path) -> "Module":
+        p = Path(path)
+        return cls(p.read_bytes(), str(p))
+
+    @property
+    def kernels(self) -> Mapping[str, tuple[Param, ...]]:
+        return {name: _params(f) for name, f in self.ir.kernels.items()}
+
+    def get_function(self, name: str) -> "Kernel":
+        f = self.ir.kernels.get(name)
+        if f is None:
+            known = ", ".join(self.ir.kernels) or "none"
+            raise LaunchError(f"no kernel named `{name}` in {self.filename or 'this module'} (kernels: {known})")
+        return Kernel(self, f)
+
+    __getitem__ = get_function
+
+
+def _dim3(v, what: str) -> tuple[int, int, int]:
+    if isinstance(v, (int, np.integer)):
+        v = (int(v),)
+    try:
+        t = tuple(int(x) for x in v)
+    except (TypeError, ValueError):
+        raise LaunchError(f"{what} must be an int or a tuple of 1 to 3 ints, got {v!r}") from None
+    if not 1 <= len(t) <= 3 or any(x < 1 for x in t):
+        raise LaunchError(f"{what} must have 1 to 3 positive dimensions, got {v!r}")
+    return (t + (1, 1))[:3]
+
+
+_INT_RANGE = {"u": lambda b: (0, (1 << b) - 1), "s": lambda b: (-(1 << (b - 1)), (1 << (b - 1)) - 1),
+              "b": lambda b: (-(1 << (b - 1)), (1 << b) - 1)}
+
+
+class Kernel:
+    def __init__(self, module: Module, f: ir.Function) -> None:
+        self.module, self.ir, self.name = module, f, f.name
+        self.params = _params(f)
+        self.stats: LaunchStats | None = None
+
+    def __repr__(self) -> str:
+        return f"<ptxvm.Kernel {self.name}({', '.join(map(str, self.params))})>"
+
+    def __getitem__(self, cfg) -> "callable":
+        if not isinstance(cfg, tuple) or len(cfg) not in (2, 3, 4):
+            raise LaunchError("use kernel[grid, block] or kernel[grid, block, stream, shared_mem]")
+        grid, block = cfg[0], cfg[1]
+        shared = int(cfg[3]) if len(cfg) == 4 else 0
+        return lambda *args, **kw: self(grid, block, args, shared_mem=shared, **kw)
+
+    def __call__(self, grid, block, args=(), shared_mem: int = 0, device: str = "interp",
+                 max_steps: int | None = None) -> LaunchStats:
+        if device != "interp":
+            raise LaunchError(f"device `{device}` is not available; this build has: interp")
+        g, b = _dim3(grid, "grid"), _dim3(block, "block")
+        tpb = b[0] * b[1] * b[2]
+        if tpb > MAX_THREADS_PER_BLOCK:
+            raise LaunchError(f"block {b} has {tpb} threads; the limit is {MAX_THREADS_PER_BLOCK}")
+        for dname in ("maxntid", "reqntid"):
+            d = self.ir.directive(dname)
+            if d is not None:
+                lim = int(np.prod([v for v in d.values if v] or [1]))
+                if (dname == "maxntid" and tpb > lim) or (dname == "reqntid" and tuple(d.values) != b[:len(d.values)]):
+                    raise LaunchError(f"kernel `{self.name}` declares .{dname} {', '.join(map(str, d.values))}; "
+                                      f"block {b} does not fit it")
+        if shared_mem < 0:
+            raise LaunchError(f"shared_mem must be >= 0, got {shared_mem}")
+        args = tuple(args)
+        if len(args) != len(self.params):
+            sig = ", ".join(map(str, self.params))
+            raise LaunchError(f"kernel `{self.name}` takes {len(self.params)} arguments ({sig}), got {len(args)}")
+        dev = default_device()
+        image = dev.image(self.module)
+        key = (self.name, shared_mem)
+        program = self.module._programs.get(key)
+        if program is None:
+            program = self.module._programs[key] = prepare(self.module.ir, self.ir, image, shared_mem)
+        raw, copy_back = [], []
+        try:
+            for p, a in zip(self.params, args):
+                raw.append(self._pack(dev, p, a, copy_back))
+            params = param_block(self.ir, program.symbols, raw)
+            stats = LaunchStats()
+            try:
+                run_kernel(program, Geometry(g, b), dev.memory, params, shared_mem,
+                           max_steps or DEFAULT_MAX_STEPS, stats=stats)
+            finally:
+                self.stats = stats
+        finally:
+            for host, darr in copy_back:
+                host.reshape(-1).view(np.uint8)[:] = darr._alloc.data[:darr.nbytes]
+                dev.memory.free(darr._alloc)
+        return stats
+
+    def _pack(self, dev: Device, p: Param, a, copy_back: list) -> bytes:
+        t = ScalarType(p.type)
+        if p.array:
+            data = bytes(a) if isinstance(a, (bytes, bytearray, memoryview)) else \
+                np.ascontiguousarray(a).tobytes() if isinstance(a, (np.ndarray, np.void)) else None
+            if data is None or len(data) != p.size:
+                raise LaunchError(f"argument `{p.name}` is a {p.size}-byte by-value parameter; pass "
+                                  f"{p.size} bytes (bytes, a numpy array or a structured scalar)")
+            return data
+        if isinstance(a, np.ndarray):
+            if t.bits != 64:
+                raise LaunchError(f"argument `{p.name}` is .{p.type}; a numpy array can only be passed to "
+                                  "a 64-bit pointer parameter")
+            if not a.flags.c_contiguous:
+                raise LaunchError(f"argument `{p.name}`: the array must be C-contiguous")
+            d = to_device(a, dev)
+            copy_back.append((a, d))
+            return struct.pack("<Q", d.ptr)
+        if isinstance(a, DeviceArray):
+            if t.bits != 64:
+                raise LaunchError(f"argument `{p.name}` is .{p.type}; a DeviceArray needs a 64-bit parameter")
+            return struct.pack("<Q", a.ptr)
+        if t.kind == "f":
+            if not isinstance(a, (int, float, np.integer, np.floating)) or isinstance(a, bool):
+                raise LaunchError(f"argument `{p.name}` is .{p.type}; got {type(a).__name__}")
+            fmt = {16: "<e", 32: "<f", 64: "<d"}[t.bits]
+            return struct.pack(fmt, float(a))
+        if isinstance(a, (np.floating, float)) or not isinstance(a, (int, np.integer)):
+            raise LaunchError(f"argument `{p.name}` is .{p.type} (an integer); got {type(a).__name__} {a!r}")
+        v = int(a)
+        lo, hi = _INT_RANGE.get(t.kind, _INT_RANGE["b"])(t.bits)
+        if not lo <= v <= hi:
+            raise LaunchError(f"argument `{p.name}` = {v} does not fit .{p.type} [{lo}, {hi}]")
+        return (v & ((1 << t.bits) - 1)).to_bytes(p.size, "little")

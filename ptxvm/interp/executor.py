@@ -1,0 +1,334 @@
+"""Run a compiled kernel: batching CTAs, lowest-PC-first scheduling, barriers, faults.
+
+While every live thread of the batch stands at one PC (the common case) the
+scheduler keeps a single scalar PC and runs each instruction for all threads
+at once. A divergent branch switches to per-thread PCs; each step then runs
+the instruction at the lowest PC among runnable threads, for all threads
+there, which reconverges naturally; once all are at one PC again the scalar
+mode resumes.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import DeadlockError, KernelFault, TrapError, WatchdogError
+from ..ir import nodes as ir
+from ..ir.types import ScalarType, StateSpace
+from .compile import compile_kernel
+from .memory import DeviceMemory, MemoryFault
+from .ops.control import _Trap
+from .program import Control, Program, Symbols
+from .state import Batch, Geometry
+
+DEFAULT_MAX_STEPS = 20_000_000
+DEFAULT_MEMORY_BUDGET = 4 << 30      # bytes of registers + windows per batch (24 GiB machines, shared)
+
+
+@dataclass
+class LaunchStats:
+    instructions: int = 0            # thread-instructions executed
+    steps: int = 0                   # instruction steps (one instruction for a group of threads)
+    divergent_steps: int = 0
+    batches: int = 0
+
+
+@dataclass
+class ModuleImage:
+    """A module's global/const variables, placed in one DeviceMemory."""
+
+    addresses: dict[str, int] = field(default_factory=dict)
+
+
+def place_globals(module: ir.Module, memory: DeviceMemory, functions: dict[str, int]) -> ModuleImage:
+    image = ModuleImage()
+    decls = [d for d in module.items if isinstance(d, ir.VarDecl)
+             and d.space in (StateSpace.GLOBAL, StateSpace.CONST)]
+    for d in decls:
+        size = d.size_bytes() or 0
+        a = memory.alloc(size, d.name, space="const" if d.space is StateSpace.CONST else "global")
+        image.addresses[d.name] = a.base
+    for d in decls:
+        if d.init is not None:
+            data = encode_init(d, {**image.addresses, **functions})
+            memory.find(image.addresses[d.name]).data[:len(data)] = np.frombuffer(data, dtype=np.uint8)
+    return image
+
+
+def encode_init(d: ir.VarDecl, symbols: dict[str, int]) -> bytes:
+    """The bytes of a variable's initialiser (little-endian, as on the GPU)."""
+    t = d.type
+    size = max(t.bits // 8, 1)
+    flat: list = []
+
+    def walk(x):
+        if isinstance(x, ir.InitList):
+            for e in x.elements:
+                walk(e)
+        else:
+            flat.append(x)
+    walk(d.init)
+    out = bytearray()
+    for v in flat:
+        if isinstance(v, ir.SymbolRef):
+            value = symbols.get(v.name, 0) + v.offset
+            out += value.to_bytes(size, "little", signed=False)
+        elif t.kind == "f":
+            if v.kind is ir.ImmKind.F32 and t.bits == 32 or v.kind is ir.ImmKind.F64 and t.bits == 64:
+                out += int(v.value).to_bytes(size, "little")
+            else:
+                fv = float(v.value) if v.kind is not ir.ImmKind.F32 else struct.unpack("<f", struct.pack("<I", v.value))[0]
+                out += struct.pack("<f" if t.bits == 32 else "<d", fv) if t.bits in (32, 64) else bytes(size)
+        else:
+            out += (int(v.value) & ((1 << (8 * size)) - 1)).to_bytes(size, "little")
+    total = d.size_bytes() or len(out)
+    return bytes(out[:total]) + bytes(max(0, total - len(out)))
+
+
+def layout(module: ir.Module, kernel: ir.Function, image: ModuleImage, dynamic_shared: int) -> Symbols:
+    s = Symbols(globals=dict(image.addresses))
+    off = 0
+
+    def place(d: ir.VarDecl, table: dict[str, int], at: int) -> int:
+        align = d.align or max(d.element_bytes(), 1)
+        at = (at + align - 1) // align * align
+        table[d.name] = at
+        return at + (d.size_bytes() or 0)
+
+    extern_shared = []
+    for d in module.items:
+        if isinstance(d, ir.VarDecl) and d.space is StateSpace.SHARED:
+            if d.size_bytes() is None or (d.linkage and d.linkage.value == "extern"):
+                extern_shared.append(d)
+            else:
+                off = place(d, s.shared, off)
+    local = 0
+    for st in kernel.body.walk():
+        if isinstance(st, ir.VarDecl):
+            if st.space is StateSpace.SHARED:
+                if st.size_bytes() is None:
+                    extern_shared.append(st)
+                else:
+                    off = place(st, s.shared, off)
+            elif st.space is StateSpace.LOCAL:
+                local = place(st, s.local, local)
+    dyn = (off + 15) // 16 * 16
+    for d in extern_shared:
+        s.shared[d.name] = dyn
+    s.dynamic_shared_at = dyn
+    s.shared_bytes = dyn + dynamic_shared if (extern_shared or dynamic_shared) else off
+    s.local_bytes = local
+    p = 0
+    for prm in kernel.params:
+        p = place(prm, s.params, p)
+    return s
+
+
+def param_block(kernel: ir.Function, symbols: Symbols, values: list[bytes]) -> np.ndarray:
+    size = 0
+    for prm in kernel.params:
+        size = max(size, symbols.params[prm.name] + (prm.size_bytes() or 0))
+    buf = np.zeros(max((size + 15) // 16 * 16, 16), dtype=np.uint8)
+    for prm, raw in zip(kernel.params, values):
+        o = symbols.params[prm.name]
+        buf[o:o + len(raw)] = np.frombuffer(raw, dtype=np.uint8)
+    return buf
+
+
+def run_kernel(program: Program, geometry: Geometry, memory: DeviceMemory, params: np.ndarray,
+               dynamic_shared: int = 0, max_steps: int = DEFAULT_MAX_STEPS,
+               memory_budget: int = DEFAULT_MEMORY_BUDGET, stats: LaunchStats | None = None) -> LaunchStats:
+    stats = stats or LaunchStats()
+    sym = program.symbols
+    tpc = geometry.threads_per_cta
+    regs = max(len(program.ops), 8)
+    per_cta = tpc * (regs * 8 + sym.local_bytes + 64) + sym.shared_bytes
+    ctas_per_batch = max(1, min(geometry.ctas, memory_budget // max(per_cta, 1)))
+    for first in range(0, geometry.ctas, ctas_per_batch):
+        n = min(ctas_per_batch, geometry.ctas - first)
+        b = Batch(geometry, first, n, memory, params, sym.shared_bytes, sym.local_bytes, dynamic_shared)
+        _run_batch(program, b, max_steps)
+        stats.instructions += b.thread_instructions
+        stats.steps += b.steps
+        stats.divergent_steps += b.divergent_steps
+        stats.batches += 1
+    return stats
+
+
+def _run_batch(program: Program, b: Batch, max_steps: int) -> None:
+    ops = program.ops
+    n_ops = len(ops)
+    alive = np.arange(b.n)
+    while True:
+        if b.pc is None:
+            p = b.pc_scalar
+            lanes = alive
+            if lanes.size == 0:
+                return
+        else:
+            runnable = ~b.exited & ~b.waiting
+            if not runnable.any():
+                if _release_barriers(b):
+                    continue
+                if b.waiting.any():
+                    raise _deadlock(program, b)
+                return
+            pcs = np.where(runnable, b.pc, np.iinfo(np.int64).max)
+            p = int(pcs.min())
+            lanes = np.nonzero(pcs == p)[0]
+            if lanes.size == runnable.sum() and not b.waiting.any():
+                # Reconverged: back to one PC for everybody.
+                b.pc, b.pc_scalar = None, p
+                alive = lanes
+            else:
+                b.divergent_steps += 1
+        if p >= n_ops:
+            raise _fault(TrapError, program, b, int(lanes[0]), "ran past the last instruction "
+                         "without `ret` or `exit`", ops[-1] if ops else None)
+        b.steps += 1
+        if b.steps > max_steps:
+            raise _fault(WatchdogError, program, b, int(lanes[0]),
+                         f"the launch exceeded its budget of {max_steps:,} steps (an endless loop?); "
+                         "raise it with max_steps=...", ops[p])
+        op = ops[p]
+        active = lanes
+        if op.guard is not None:
+            g = op.guard(b, lanes)
+            if op.guard_negated:
+                g = ~g
+            active = lanes[g] if not g.all() else lanes
+        b.thread_instructions += active.size
+        if op.run is not None and active.size:
+            try:
+                op.run(b, active)
+            except MemoryFault as e:
+                raise _fault(KernelFault, program, b, e.lane, e.message, op, address=e.address,
+                             space=e.space) from None
+            except _Trap as e:
+                raise _fault(TrapError, program, b, e.lane, e.message, op) from None
+        ctl = op.control
+        if ctl == Control.NEXT:
+            _advance(b, lanes, p + 1)
+        elif ctl == Control.BRANCH:
+            if active.size == lanes.size:
+                _advance(b, lanes, op.target)
+            else:
+                _diverge(b, alive)
+                taken = np.zeros(b.n, dtype=bool)
+                taken[active] = True
+                b.pc[lanes] = np.where(taken[lanes], op.target, p + 1)
+        elif ctl == Control.EXIT:
+            if active.size:
+                _diverge(b, alive)
+                b.exited[active] = True
+                b.pc[lanes] = p + 1
+                alive = np.nonzero(~b.exited)[0]
+                _release_barriers(b)
+            else:
+                _advance(b, lanes, p + 1)
+        elif ctl == Control.BARRIER:
+            if b.pc is None and active.size == lanes.size and _whole_ctas(b, active):
+                b.pc_scalar = p + 1          # everybody arrived at once: nothing to wait for
+                continue
+            _diverge(b, alive)
+            b.pc[lanes] = p + 1
+            b.waiting[active] = True
+            _release_barriers(b)
+
+
+def _advance(b: Batch, lanes: np.ndarray, to: int) -> None:
+    if b.pc is None:
+        b.pc_scalar = to
+    else:
+        b.pc[lanes] = to
+
+
+def _diverge(b: Batch, alive: np.ndarray) -> None:
+    if b.pc is None:
+        b.pc = np.full(b.n, b.pc_scalar, dtype=np.int64)
+
+
+def _whole_ctas(b: Batch, active: np.ndarray) -> bool:
+    """Whether ``active`` holds every live thread (so a barrier completes at once)."""
+    counts = b.bar_count[active]
+    return not counts.any() and active.size == int((~b.exited).sum())
+
+
+def _release_barriers(b: Batch) -> bool:
+    """Complete every barrier whose participants have all arrived; True if any did."""
+    if not b.waiting.any():
+        return False
+    released = False
+    live = ~b.exited
+    for bid in np.unique(b.bar_id[b.waiting]):
+        at = b.waiting & (b.bar_id == bid)
+        n_wait = np.bincount(b.cta_slot[at], minlength=b.n_ctas)
+        n_live = np.bincount(b.cta_slot[live], minlength=b.n_ctas)
+        want = np.zeros(b.n_ctas, dtype=np.int64)
+        np.maximum.at(want, b.cta_slot[at], b.bar_count[at])
+        need = np.where(want > 0, np.minimum(want, n_live), n_live)
+        done = (n_wait >= need) & (n_wait > 0)
+        if done.any():
+            rel = at & done[b.cta_slot]
+            b.waiting[rel] = False
+            released = True
+    return released
+
+
+def _thread_of(b: Batch, lane: int) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+    block = tuple(int(c[lane]) for c in b.ctaid)
+    thread = tuple(int(c[lane]) for c in b.tid)
+    return block, thread
+
+
+def _fault(cls, program: Program, b: Batch, lane: int, message: str, op, **extra) -> KernelFault:
+    block, thread = _thread_of(b, lane)
+    name = program.kernel.name
+    where = ""
+    span = op.ins.span if op is not None else None
+    source = None
+    if op is not None and op.loc is not None:
+        f, line, col = op.loc
+        source = f"{program.files.get(f, f'file {f}')}:{line}"
+        where = f" [{source}]"
+    ins_text = str(op.ins) if op is not None else None
+    full = (f"{message}\n  in kernel `{name}`, block {block}, thread {thread}"
+            + (f"\n  at `{ins_text}`{where}" if ins_text else ""))
+    if extra.get("address") is not None and cls is KernelFault:
+        full += f"\n  address 0x{extra['address']:x} in the .{extra.get('space')} state space"
+    err = cls(full, kernel=name, block=block, thread=thread, instruction=ins_text,
+              filename=span.filename if span else None, line=span.line if span and span.line else None,
+              column=span.column if span and span.line else None, source=source,
+              address=extra.get("address"), space=extra.get("space"))
+    err.memory = b.memory
+    return err
+
+
+def _deadlock(program: Program, b: Batch) -> DeadlockError:
+    lines = []
+    for cta in range(b.n_ctas):
+        sel = b.cta_slot == cta
+        waiting = np.nonzero(sel & b.waiting)[0]
+        if waiting.size == 0:
+            continue
+        live = np.nonzero(sel & ~b.exited & ~b.waiting)[0]
+        block, _ = _thread_of(b, int(waiting[0]))
+        lines.append(f"  block {block}: {waiting.size} threads wait at a barrier, "
+                     f"{int((sel & b.exited).sum())} exited, {live.size} elsewhere")
+        for pc in np.unique(b.pc[waiting])[:4]:
+            op = program.ops[int(pc) - 1]
+            who = waiting[b.pc[waiting] == pc]
+            lines.append(f"    waiting: threads {[_thread_of(b, int(t))[1] for t in who[:3]]}"
+                         f"{' ...' if who.size > 3 else ''} at line {op.ins.span.line}: `{op.ins}`")
+    lane = int(np.nonzero(b.waiting)[0][0])
+    err = _fault(DeadlockError, program, b, lane,
+                 "deadlock: threads wait at a barrier that the rest of their block can never reach\n"
+                 + "\n".join(lines[:40]), None)
+    return err
+
+
+def prepare(module: ir.Module, kernel: ir.Function, image: ModuleImage, dynamic_shared: int) -> Program:
+    return compile_kernel(module, kernel, layout(module, kernel, image, dynamic_shared))

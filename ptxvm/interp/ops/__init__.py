@@ -1,0 +1,26 @@
+"""Instruction implementations, one module per PTX ISA chapter.
+
+Each implementation is a *builder*: given the compile context and an IR
+instruction it returns ``(run, control, target)`` where ``run(batch, lanes)``
+executes the instruction for the lanes (an index array of threads that stand
+at it and whose guard holds). Builders resolve operands once, at compile time.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+IMPLS: dict[str, Callable] = {}
+
+
+def impl(*opcodes: str):
+    def register(fn):
+        for name in opcodes:
+            IMPLS[name] = fn
+        return fn
+    return register
+
+
+def load_all() -> dict[str, Callable]:
+    from . import arith, control, memory, move, warp  # noqa: F401 - registration side effects
+    return IMPLS

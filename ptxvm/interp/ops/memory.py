@@ -1,0 +1,236 @@
+"""ld, st, ldu, cvta, isspacep, atom, red, fences (PTX ISA §9.7.9, §9.7.13).
+
+Memory-order, scope and cache qualifiers change nothing in a sequential
+execution of one instruction for all lanes; they are accepted and ignored.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...ir import nodes as ir
+from ...ir.types import ScalarType
+from ..memory import LOCAL_BASE, LOCAL_LIMIT, SHARED_BASE, SHARED_LIMIT, MemoryFault, check_alignment
+from ..program import CompileContext, address, numpy_dtype, reader, writer
+from ..state import PARAM_BASE, PARAM_LIMIT, UINT
+from . import impl
+
+_SPACES = ("global", "shared", "local", "param", "const")
+
+
+def space_of(ins: ir.Instruction) -> str:
+    if ins.opcode == "ld.global.nc":
+        return "global"
+    for m in ins.modifiers:
+        base = m.split("::")[0]
+        if base in _SPACES:
+            return base
+    return "generic"
+
+
+def fault_lane(e: MemoryFault, addr: np.ndarray, lanes: np.ndarray) -> MemoryFault:
+    """Point a fault raised deep in the memory layer at the thread whose address caused it."""
+    hits = np.nonzero(addr == np.uint64(e.address))[0]
+    if hits.size == 0:
+        # Window offsets are reported relative to their window.
+        hits = np.nonzero((addr - np.uint64(SHARED_BASE) == np.uint64(e.address))
+                          | (addr - np.uint64(LOCAL_BASE) == np.uint64(e.address)))[0]
+    e.lane = int(lanes[hits[0]]) if hits.size else int(lanes[0])
+    return e
+
+
+@impl("ld", "ldu", "ld.global.nc")
+def _ld(ctx: CompileContext, ins: ir.Instruction):
+    t = ins.types[0]
+    space = space_of(ins)
+    addr = address(ctx, ins.operands[1], space, ins)
+    d = ins.operands[0]
+    elems = d.elements if isinstance(d, ir.Vector) else (d,)
+    writers = [writer(ctx, e, t, ins) for e in elems]
+    size = max(t.bits // 8, 1)
+    dtype = UINT[max(t.bits, 8)]
+    total = size * len(elems)
+
+    def run(b, lanes):
+        a = addr(b, lanes)
+        try:
+            check_alignment(a, total, space)
+            for i, w in enumerate(writers):
+                w(b, lanes, b.load(space, a + np.uint64(i * size), dtype, lanes))
+        except MemoryFault as e:
+            raise fault_lane(e, a, lanes) from None
+    return run, 0, -1
+
+
+@impl("st")
+def _st(ctx: CompileContext, ins: ir.Instruction):
+    t = ins.types[0]
+    space = space_of(ins)
+    addr = address(ctx, ins.operands[0], space, ins)
+    s = ins.operands[1]
+    elems = s.elements if isinstance(s, ir.Vector) else (s,)
+    readers = [reader(ctx, e, t, ins) for e in elems]
+    size = max(t.bits // 8, 1)
+    total = size * len(elems)
+
+    def run(b, lanes):
+        a = addr(b, lanes)
+        try:
+            check_alignment(a, total, space)
+            for i, r in enumerate(readers):
+                b.store(space, a + np.uint64(i * size), r(b, lanes), lanes)
+        except MemoryFault as e:
+            raise fault_lane(e, a, lanes) from None
+    return run, 0, -1
+
+
+_WINDOWS = {"shared": (SHARED_BASE, SHARED_LIMIT), "local": (LOCAL_BASE, LOCAL_LIMIT),
+            "param": (PARAM_BASE, PARAM_LIMIT), "global": (0, 0), "const": (0, 0)}
+
+
+@impl("cvta")
+def _cvta(ctx: CompileContext, ins: ir.Instruction):
+    t = ins.types[0]
+    space = space_of(ins)
+    to = ins.has("to")
+    src = reader(ctx, ins.operands[1], t, ins)
+    dst = writer(ctx, ins.operands[0], t, ins)
+    base = _WINDOWS[space][0]
+    ut = UINT[t.bits]
+
+    def run(b, lanes):
+        v = src(b, lanes)
+        dst(b, lanes, (v - ut(base) if to else v + ut(base)).astype(ut))
+    return run, 0, -1
+
+
+@impl("isspacep")
+def _isspacep(ctx, ins):
+    space = space_of(ins)
+    src = reader(ctx, ins.operands[1], ScalarType.U64, ins)
+    dst = writer(ctx, ins.operands[0], ScalarType.PRED, ins)
+    lo, hi = _WINDOWS[space]
+
+    def run(b, lanes):
+        a = src(b, lanes)
+        if space in ("global", "const"):
+            windows = ((a >= SHARED_BASE) & (a < SHARED_LIMIT)) | ((a >= LOCAL_BASE) & (a < LOCAL_LIMIT)) | \
+                      ((a >= PARAM_BASE) & (a < PARAM_LIMIT))
+            dst(b, lanes, ~windows & (a >= 0x1_0000))
+        else:
+            dst(b, lanes, (a >= lo) & (a < hi))
+    return run, 0, -1
+
+
+@impl("membar", "fence", "prefetch", "prefetchu", "discard", "applypriority")
+def _noop(ctx, ins):
+    # A single sequential executor is already sequentially consistent; nothing to do.
+    return (lambda b, lanes: None), 0, -1
+
+
+_ATOM_OPS = ("add", "inc", "dec", "exch", "cas", "min", "max", "and", "or", "xor")
+
+
+@impl("atom", "red")
+def _atom(ctx: CompileContext, ins: ir.Instruction):
+    t = ins.types[0]
+    op = next((m for m in ins.modifiers if m in _ATOM_OPS), None)
+    if op is None or ins.has("v2") or ins.has("v4") or ins.has("v8"):
+        raise ctx.unsupported(ins, "is not executable yet")
+    is_red = ins.opcode == "red"
+    space = space_of(ins)
+    a_idx = 0 if is_red else 1
+    addr = address(ctx, ins.operands[a_idx], space, ins)
+    vals = [reader(ctx, o, t, ins) for o in ins.operands[a_idx + 1:]]
+    dst = None if is_red else writer(ctx, ins.operands[0], t, ins)
+    if t.kind == "f" and t.bits not in (32, 64):
+        raise ctx.unsupported(ins, "(half precision atomics) is not executable yet")
+    vt = numpy_dtype(t)
+    size = max(t.bits // 8, 1)
+
+    def run(b, lanes):
+        a = addr(b, lanes)
+        args = [v(b, lanes).view(vt) for v in vals]
+        try:
+            check_alignment(a, size, space)
+            old = atomic_rmw(b, space, a, lanes, op, args, vt)
+        except MemoryFault as e:
+            raise fault_lane(e, a, lanes) from None
+        if dst is not None:
+            dst(b, lanes, old.view(UINT[max(t.bits, 8)]))
+    return run, 0, -1
+
+
+def _apply(op: str, cur, v, cmpv=None):
+    with np.errstate(all="ignore"):
+        if op == "add":
+            return cur + v
+        if op == "exch":
+            return v
+        if op == "min":
+            return np.minimum(cur, v) if cur.dtype.kind != "f" else np.fmin(cur, v)
+        if op == "max":
+            return np.maximum(cur, v) if cur.dtype.kind != "f" else np.fmax(cur, v)
+        if op == "and":
+            return cur & v
+        if op == "or":
+            return cur | v
+        if op == "xor":
+            return cur ^ v
+        if op == "inc":
+            # PTX: ((old >= b) ? 0 : old + 1), unsigned.
+            return np.where(cur >= v, cur.dtype.type(0), cur + cur.dtype.type(1))
+        if op == "dec":
+            return np.where((cur == 0) | (cur > v), v, cur - cur.dtype.type(1))
+        if op == "cas":
+            return np.where(cur == cmpv, v, cur)
+    raise AssertionError(op)
+
+
+def atomic_rmw(b, space: str, addr: np.ndarray, lanes: np.ndarray, op: str, args: list, vt: np.dtype
+               ) -> np.ndarray:
+    """Apply an atomic op lane by lane in lane order; returns each lane's old value.
+
+    Lanes are processed in rounds: each round takes, for every distinct address,
+    the lowest-numbered lane not yet done, so colliding lanes see each other's
+    updates in lane order, exactly as a sequential execution would.
+    """
+    size = vt.itemsize
+    cells = _cells(b, space, addr, size, lanes)     # (buffer view, element index) per lane
+    buf, idx = cells
+    view = buf.view(vt)
+    old = np.empty(addr.shape, dtype=vt)
+    order = np.lexsort((np.arange(idx.size), idx))
+    sidx = idx[order]
+    first = np.ones(sidx.size, dtype=bool)
+    first[1:] = sidx[1:] != sidx[:-1]
+    rank = np.arange(sidx.size) - np.maximum.accumulate(np.where(first, np.arange(sidx.size), 0))
+    for r in range(int(rank.max()) + 1 if rank.size else 0):
+        sel = order[rank == r]
+        cur = view[idx[sel]]
+        old[sel] = cur
+        if op == "cas":
+            new = _apply(op, cur, args[1][sel], args[0][sel])
+        else:
+            new = _apply(op, cur, args[0][sel])
+        view[idx[sel]] = new
+    return old
+
+
+def _cells(b, space: str, addr: np.ndarray, size: int, lanes: np.ndarray):
+    if space in ("global", "generic") and not (
+            ((addr >= SHARED_BASE) & (addr < LOCAL_LIMIT)).any()):
+        groups = b.memory.element_index(addr, size, "global")
+        if len(groups) == 1:
+            sel, alloc, idx = groups[0]
+            return alloc.data, idx
+        raise MemoryFault("atomics spanning several allocations in one instruction are not "
+                          "executable yet", 0, int(addr[0]), space)
+    if space == "generic":
+        if ((addr >= SHARED_BASE) & (addr < SHARED_LIMIT)).all():
+            space, addr = "shared", addr - np.uint64(SHARED_BASE)
+        else:
+            raise MemoryFault("generic atomics outside global and shared memory are not executable yet",
+                              0, int(addr[0]), space)
+    buf, idx = b._window(space, addr, size, lanes)
+    return buf, idx // size

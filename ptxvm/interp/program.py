@@ -1,0 +1,280 @@
+"""Compile one kernel's IR into a flat program of executable steps.
+
+Blocks are flattened (registers of nested scopes are renamed so shadowing
+works), labels become PCs, and every instruction becomes an ``Op`` whose
+``run(batch, lanes)`` executes it for the given lanes. Operands are resolved
+once here into small reader/writer closures, so the run loop does no lookups.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from ..errors import UnsupportedError
+from ..ir import nodes as ir
+from ..ir.sregs import lookup_special
+from ..ir.types import ScalarType, StateSpace
+from .state import FLOAT, PARAM_BASE, SINT, UINT, Batch, storage_dtype
+
+Reader = Callable[[Batch, np.ndarray], np.ndarray]
+Writer = Callable[[Batch, np.ndarray, np.ndarray], None]
+
+
+class Control:
+    """What an op tells the scheduler besides "advance": kinds of control transfer."""
+
+    NEXT = 0
+    BRANCH = 1       # op.target for lanes in `taken`
+    EXIT = 2
+    BARRIER = 3
+
+
+@dataclass
+class Op:
+    pc: int
+    ins: ir.Instruction
+    run: Callable[[Batch, np.ndarray], object]
+    control: int = Control.NEXT
+    target: int = -1
+    loc: tuple[int, int, int] | None = None     # (.file, line, column) of the nearest .loc
+    guard: "Reader | None" = None
+    guard_negated: bool = False
+
+
+@dataclass
+class Symbols:
+    """Where module-level and kernel-level names live for this launch."""
+
+    globals: dict[str, int] = field(default_factory=dict)      # name -> generic address
+    shared: dict[str, int] = field(default_factory=dict)       # name -> offset in the shared window
+    local: dict[str, int] = field(default_factory=dict)        # name -> offset in the local window
+    params: dict[str, int] = field(default_factory=dict)       # name -> offset in the param block
+    shared_bytes: int = 0
+    local_bytes: int = 0
+    dynamic_shared_at: int = 0                                 # offset of `.extern .shared` arrays
+
+
+@dataclass
+class Program:
+    kernel: ir.Function
+    ops: list[Op]
+    symbols: Symbols
+    files: dict[int, str]
+
+
+class CompileContext:
+    def __init__(self, module: ir.Module, kernel: ir.Function, symbols: Symbols) -> None:
+        self.module, self.kernel, self.symbols = module, kernel, symbols
+        self.scopes: list[dict[str, tuple[str, ScalarType]]] = [{}]
+        self.labels: dict[str, int] = {}
+        self.fresh = itertools.count()
+
+    # registers --------------------------------------------------------
+    def declare(self, d: ir.VarDecl) -> None:
+        depth = len(self.scopes) - 1
+        key_prefix = d.name if depth == 0 else f"{d.name}@{next(self.fresh)}"
+        self.scopes[-1][d.name] = (key_prefix, d.type, d.count)
+
+    def register(self, r: ir.Register) -> tuple[str, ScalarType] | None:
+        name = r.name
+        for scope in reversed(self.scopes):
+            hit = scope.get(name)
+            if hit is not None:
+                return hit[0], hit[1]
+        # %r12 from `.reg .b32 %r<20>`
+        base = name.rstrip("0123456789")
+        if base != name:
+            for scope in reversed(self.scopes):
+                hit = scope.get(base)
+                if hit is not None and hit[2] is not None:
+                    return hit[0] + name[len(base):], hit[1]
+        return None
+
+    def unsupported(self, ins: ir.Instruction, why: str) -> UnsupportedError:
+        span = ins.span
+        return UnsupportedError(f"`{ins.full_opcode}` {why}", filename=span.filename,
+                                line=span.line or None, column=span.column or None)
+
+
+# --------------------------------------------------------------------- operands
+
+def _imm_bits(imm: ir.Immediate, t: ScalarType) -> np.generic:
+    """An immediate as the raw bits of type ``t``."""
+    if t is ScalarType.PRED:
+        return np.bool_(bool(imm.value))
+    bits = t.bits
+    if t.kind == "f" and bits in (32, 64):
+        if imm.kind is ir.ImmKind.F32:
+            v = np.uint32(imm.value).view(np.float32)
+        elif imm.kind is ir.ImmKind.F64:
+            v = np.uint64(imm.value).view(np.float64)
+        else:
+            v = float(imm.value)
+        return np.asarray(v, dtype=FLOAT[bits]).view(UINT[bits])[()]
+    if imm.kind is ir.ImmKind.F32 and bits == 32 or imm.kind is ir.ImmKind.F64 and bits == 64:
+        return UINT[bits](imm.value)
+    if imm.kind is ir.ImmKind.FLOAT:
+        return np.asarray(float(imm.value), dtype=FLOAT.get(bits, np.float64)).view(UINT[bits])[()]
+    return UINT[max(bits, 8)](int(imm.value) & ((1 << max(bits, 8)) - 1))
+
+
+def width_convert(arr: np.ndarray, have_bits: int, want: ScalarType) -> np.ndarray:
+    """Read a register of ``have_bits`` as type ``want`` (truncating wider registers)."""
+    wb = max(want.bits, 8)
+    if have_bits == wb:
+        return arr
+    return arr.astype(UINT[wb])
+
+
+def extend(values: np.ndarray, t: ScalarType, reg_bits: int) -> np.ndarray:
+    """Write a ``t`` value into a wider register: sign-extend signed types, else zero-extend."""
+    if values.dtype.itemsize * 8 == reg_bits:
+        return values
+    if t.kind == "s":
+        return values.view(SINT[values.dtype.itemsize * 8]).astype(SINT[reg_bits]).view(UINT[reg_bits])
+    return values.astype(UINT[reg_bits])
+
+
+def reader(ctx: CompileContext, op: ir.Operand, t: ScalarType, ins: ir.Instruction) -> Reader:
+    """A closure giving the operand's value as raw bits of ``t`` (bool for .pred) for the lanes."""
+    if isinstance(op, ir.Register):
+        hit = ctx.register(op)
+        if hit is not None:
+            key, rt = hit
+            rbits = 1 if rt is ScalarType.PRED else max(rt.bits, 8)
+            if t is ScalarType.PRED or rt is ScalarType.PRED:
+                return lambda b, lanes: b.reg(key, rt)[lanes]
+            return lambda b, lanes: width_convert(b.reg(key, rt)[lanes], rbits, t)
+        sreg = lookup_special(op.name, op.component)
+        if sreg is not None:
+            return _special(ctx, op, t, ins)
+        raise ctx.unsupported(ins, f"reads `{op}`, which is not declared")
+    if isinstance(op, ir.Negated):
+        inner = reader(ctx, op.operand, ScalarType.PRED, ins)
+        return lambda b, lanes: ~inner(b, lanes)
+    if isinstance(op, ir.Immediate):
+        c = _imm_bits(op, t)
+        return lambda b, lanes: np.full(lanes.shape, c)
+    if isinstance(op, ir.Symbol):
+        addr = symbol_address(ctx, op.name, ins)
+        c = UINT[max(t.bits, 8)](addr & ((1 << max(t.bits, 8)) - 1))
+        return lambda b, lanes: np.full(lanes.shape, c)
+    raise ctx.unsupported(ins, f"operand `{op}` cannot be read as a value here")
+
+
+def writer(ctx: CompileContext, op: ir.Operand, t: ScalarType, ins: ir.Instruction) -> Writer:
+    if isinstance(op, ir.Sink):
+        return lambda b, lanes, v: None
+    if isinstance(op, ir.Register):
+        hit = ctx.register(op)
+        if hit is None:
+            raise ctx.unsupported(ins, f"writes `{op}`, which is not a declared register")
+        key, rt = hit
+        if rt is ScalarType.PRED or t is ScalarType.PRED:
+            def write_pred(b, lanes, v, key=key, rt=rt):
+                b.reg(key, rt)[lanes] = v
+            return write_pred
+        rbits = max(rt.bits, 8)
+
+        def write(b, lanes, v, key=key, rt=rt, rbits=rbits):
+            b.reg(key, rt)[lanes] = extend(v, t, rbits) if v.dtype.itemsize * 8 < rbits else \
+                (v if v.dtype.itemsize * 8 == rbits else v.astype(UINT[rbits]))
+        return write
+    raise ctx.unsupported(ins, f"operand `{op}` cannot be written")
+
+
+def _special(ctx: CompileContext, r: ir.Register, t: ScalarType, ins: ir.Instruction) -> Reader:
+    name, comp = r.name, r.component
+    want = UINT[max(t.bits, 8)]
+    axis = "xyz".index(comp) if comp in ("x", "y", "z") else 0
+
+    def const(v):
+        return lambda b, lanes: np.full(lanes.shape, want(v))
+
+    if name == "%tid":
+        return lambda b, lanes: b.tid[axis][lanes].astype(want)
+    if name == "%ntid":
+        return lambda b, lanes: np.full(lanes.shape, want(b.geometry.block[axis]))
+    if name == "%ctaid":
+        return lambda b, lanes: b.ctaid[axis][lanes].astype(want)
+    if name == "%nctaid":
+        return lambda b, lanes: np.full(lanes.shape, want(b.geometry.grid[axis]))
+    if name == "%laneid":
+        return lambda b, lanes: b.laneid[lanes].astype(want)
+    if name == "%warpid":
+        return lambda b, lanes: b.warpid[lanes].astype(want)
+    if name == "%nwarpid":
+        return lambda b, lanes: np.full(lanes.shape, want((b.geometry.threads_per_cta + 31) // 32))
+    if name in ("%smid", "%gridid"):
+        return const(0)
+    if name == "%nsmid":
+        return const(1)
+    if name.startswith("%lanemask_"):
+        rel = name[len("%lanemask_"):]
+
+        def lanemask(b, lanes, rel=rel):
+            lane = b.laneid[lanes].astype(np.uint64)
+            one = np.uint64(1) << lane
+            m = {"eq": one, "lt": one - np.uint64(1), "le": (one << np.uint64(1)) - np.uint64(1)}
+            if rel in m:
+                v = m[rel]
+            else:
+                le = (one << np.uint64(1)) - np.uint64(1)
+                lt = one - np.uint64(1)
+                v = ~le if rel == "gt" else ~lt
+            return (v & np.uint64(0xFFFFFFFF)).astype(want)
+        return lanemask
+    if name in ("%clock", "%clock64", "%clock_hi", "%globaltimer", "%globaltimer_lo", "%globaltimer_hi"):
+        # Deterministic clocks: the batch's step count (monotone, as a cycle counter is).
+        return lambda b, lanes: np.full(lanes.shape, want(b.steps))
+    if name == "%dynamic_smem_size":
+        return lambda b, lanes: np.full(lanes.shape, want(b.dynamic_shared))
+    if name in ("%total_smem_size", "%aggr_smem_size"):
+        return lambda b, lanes: np.full(lanes.shape, want(b.shared_bytes))
+    raise ctx.unsupported(ins, f"reads special register `{r}`, which the interpreter does not provide")
+
+
+def symbol_address(ctx: CompileContext, name: str, ins: ir.Instruction, space: str | None = None) -> int:
+    """The address of a named variable in its own state space (or ``space`` if given)."""
+    s = ctx.symbols
+    if name in s.params:
+        return s.params[name] if space == "param" else PARAM_BASE + s.params[name]
+    if name in s.shared:
+        return s.shared[name]
+    if name in s.local:
+        return s.local[name]
+    if name in s.globals:
+        return s.globals[name]
+    raise ctx.unsupported(ins, f"refers to `{name}`, which has no storage in this launch")
+
+
+def address(ctx: CompileContext, a: ir.Address, space: str, ins: ir.Instruction) -> Reader:
+    """Per-lane addresses (uint64) of a `[base+offset]` operand in state space ``space``."""
+    off = np.uint64(a.offset & 0xFFFFFFFFFFFFFFFF)
+    if a.base is None:
+        return lambda b, lanes: np.full(lanes.shape, off)
+    if isinstance(a.base, ir.Symbol):
+        base = np.uint64(symbol_address(ctx, a.base.name, ins, space))
+        return lambda b, lanes: np.full(lanes.shape, base + off)
+    hit = ctx.register(a.base)
+    if hit is None:
+        raise ctx.unsupported(ins, f"addresses through `{a.base}`, which is not a declared register")
+    key, rt = hit
+    return lambda b, lanes: b.reg(key, rt)[lanes].astype(np.uint64) + off
+
+
+def numpy_dtype(t: ScalarType) -> np.dtype:
+    """The numpy type holding a value of ``t`` for arithmetic (signed ints, floats)."""
+    if t.kind == "s":
+        return np.dtype(SINT[t.bits])
+    if t.kind == "f" and t.bits in (32, 64):
+        return np.dtype(FLOAT[t.bits])
+    return np.dtype(UINT[max(t.bits, 8)])
+
+
+__all__ = ["Control", "Op", "Program", "Symbols", "CompileContext", "reader", "writer", "address",
+           "numpy_dtype", "storage_dtype", "extend", "symbol_address"]

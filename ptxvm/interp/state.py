@@ -1,0 +1,159 @@
+"""The state of one batch of CTAs executing together: registers, memory windows, PCs.
+
+Threads are numbered CTA-major, then by linear thread index within the CTA
+(x fastest), so a PTX warp is 32 consecutive threads of one CTA.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..ir.types import ScalarType
+from .memory import (
+    LOCAL_BASE, LOCAL_LIMIT, SHARED_BASE, SHARED_LIMIT, DeviceMemory, MemoryFault, check_alignment,
+    window_offsets,
+)
+
+PARAM_BASE = 0x3_0000_0000
+PARAM_LIMIT = 0x3_0001_0000
+WARP = 32
+
+UINT = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
+SINT = {8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}
+FLOAT = {32: np.float32, 64: np.float64, 16: np.float16}
+
+
+def storage_dtype(t: ScalarType) -> np.dtype:
+    """Registers hold raw bits: bool for predicates, uintN otherwise."""
+    if t is ScalarType.PRED:
+        return np.dtype(bool)
+    return np.dtype(UINT[max(t.bits, 8)])
+
+
+@dataclass
+class Geometry:
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+
+    @property
+    def threads_per_cta(self) -> int:
+        return self.block[0] * self.block[1] * self.block[2]
+
+    @property
+    def ctas(self) -> int:
+        return self.grid[0] * self.grid[1] * self.grid[2]
+
+
+@dataclass
+class Batch:
+    """CTAs ``first_cta .. first_cta + n_ctas - 1`` (linear CTA ids) of one launch."""
+
+    geometry: Geometry
+    first_cta: int
+    n_ctas: int
+    memory: DeviceMemory
+    params: np.ndarray                  # uint8: the kernel's .param block
+    shared_bytes: int
+    local_bytes: int
+    dynamic_shared: int = 0
+    regs: dict[str, np.ndarray] = field(default_factory=dict)
+    steps: int = 0
+    thread_instructions: int = 0
+    divergent_steps: int = 0
+
+    def __post_init__(self) -> None:
+        tpc = self.geometry.threads_per_cta
+        self.n = n = self.n_ctas * tpc
+        t = np.arange(n, dtype=np.int64)
+        self.cta_slot = t // tpc
+        lin = t % tpc
+        bx, by, _ = self.geometry.block
+        self.tid_linear = lin
+        self.tid = (lin % bx, (lin // bx) % by, lin // (bx * by))
+        cta = self.first_cta + self.cta_slot
+        gx, gy, _ = self.geometry.grid
+        self.ctaid = (cta % gx, (cta // gx) % gy, cta // (gx * gy))
+        self.laneid = lin % WARP
+        self.warpid = lin // WARP
+        self.shared = np.zeros(self.n_ctas * max(self.shared_bytes, 16), dtype=np.uint8)
+        self.local = np.zeros(n * max(self.local_bytes, 16), dtype=np.uint8) if self.local_bytes else \
+            np.zeros(16, dtype=np.uint8)
+        self.exited = np.zeros(n, dtype=bool)
+        self.waiting = np.zeros(n, dtype=bool)
+        self.bar_id = np.zeros(n, dtype=np.int64)
+        self.bar_count = np.zeros(n, dtype=np.int64)
+        # Scheduling: one PC for everybody while converged, per-thread PCs otherwise.
+        self.pc_scalar = 0
+        self.pc: np.ndarray | None = None
+
+    # ------------------------------------------------------------ registers
+    def reg(self, key: str, t: ScalarType) -> np.ndarray:
+        arr = self.regs.get(key)
+        if arr is None:
+            arr = self.regs[key] = np.zeros(self.n, dtype=storage_dtype(t))
+        return arr
+
+    # ------------------------------------------------------------ memory
+    def load(self, space: str, addr: np.ndarray, dtype: np.dtype, lanes: np.ndarray) -> np.ndarray:
+        dtype = np.dtype(dtype)
+        n = dtype.itemsize
+        check_alignment(addr, n, space)
+        if space in ("global", "const"):
+            return self.memory.load(addr, dtype, space)
+        if space == "generic":
+            return self._generic(addr, n, lanes, lambda sp, a, l: self.load(sp, a, dtype, l), dtype)
+        buf, idx = self._window(space, addr, n, lanes)
+        return buf.view(dtype)[idx // n]
+
+    def store(self, space: str, addr: np.ndarray, values: np.ndarray, lanes: np.ndarray) -> None:
+        n = values.dtype.itemsize
+        check_alignment(addr, n, space)
+        if space in ("global", "const"):
+            self.memory.store(addr, values, space)
+            return
+        if space == "generic":
+            self._generic(addr, n, lanes, lambda sp, a, l, v=values: self._store_part(sp, a, v, l), None,
+                          values=values)
+            return
+        if space == "param":
+            raise MemoryFault("store to a kernel parameter (.param is read-only in kernels)", 0,
+                              int(addr[0]), space)
+        buf, idx = self._window(space, addr, n, lanes)
+        buf.view(values.dtype)[idx // n] = values
+
+    def _store_part(self, space, addr, values, lanes):
+        self.store(space, addr, values, lanes)
+
+    def _window(self, space: str, addr: np.ndarray, n: int, lanes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        if space == "shared":
+            size = max(self.shared_bytes, 1)
+            off = window_offsets(addr, n, self.shared_bytes, space)
+            return self.shared, self.cta_slot[lanes] * max(self.shared_bytes, 16) + off
+        if space == "local":
+            off = window_offsets(addr, n, self.local_bytes, space)
+            return self.local, lanes.astype(np.int64) * max(self.local_bytes, 16) + off
+        if space == "param":
+            off = window_offsets(addr, n, self.params.size, space)
+            return self.params, off
+        raise MemoryFault(f"unknown state space .{space}", 0, int(addr[0]) if addr.size else 0, space)
+
+    def _generic(self, addr, n, lanes, fn, dtype, values=None):
+        """Split a generic access by window; returns the gathered values for loads."""
+        out = np.empty(addr.shape, dtype=dtype) if dtype is not None else None
+        kinds = np.full(addr.shape, 0, dtype=np.int8)
+        kinds[(addr >= SHARED_BASE) & (addr < SHARED_LIMIT)] = 1
+        kinds[(addr >= LOCAL_BASE) & (addr < LOCAL_LIMIT)] = 2
+        kinds[(addr >= PARAM_BASE) & (addr < PARAM_LIMIT)] = 3
+        for k, space, base in ((0, "global", 0), (1, "shared", SHARED_BASE), (2, "local", LOCAL_BASE),
+                               (3, "param", PARAM_BASE)):
+            sel = kinds == k
+            if not sel.any():
+                continue
+            part = addr[sel] - np.uint64(base)
+            if values is None:
+                out[sel] = fn(space, part, lanes[sel])
+            else:
+                self.store(space, part, values[sel], lanes[sel])
+        return out
