@@ -97,12 +97,14 @@ class DeviceMemory:
         for j in (i, i + 1):
             if 0 <= j < len(self.allocations):
                 a = self.allocations[j]
+                where = f"`{a.name}` [0x{a.base:x}, 0x{a.end:x})"
                 if address >= a.end:
-                    best.append((address - a.end, f"{address - a.end + 1} bytes past the end of "
-                                 f"`{a.name}` [0x{a.base:x}, 0x{a.end:x})"))
+                    k = address - a.end
+                    best.append((k, f"just past the end of {where}" if k == 0 else
+                                 f"{k} byte{'s' * (k != 1)} after the end of {where}"))
                 elif address < a.base:
-                    best.append((a.base - address, f"{a.base - address} bytes before `{a.name}` "
-                                 f"[0x{a.base:x}, 0x{a.end:x})"))
+                    k = a.base - address
+                    best.append((k, f"{k} byte{'s' * (k != 1)} before {where}"))
                 else:
                     best.append((0, f"inside `{a.name}` [0x{a.base:x}, 0x{a.end:x})"
                                  + (" which was freed" if a.freed else "")))

@@ -1,0 +1,196 @@
+"""Execution cases: fixture kernels (tests/cuda/*.cu, compiled by nvcc) run on the interpreter,
+checked against numpy models written from the CUDA sources' comments."""
+
+from __future__ import annotations
+
+import struct
+import warnings
+from fractions import Fraction
+from functools import cache
+
+import numpy as np
+import pytest
+
+import ptxvm
+from fixture_files import FIXTURES
+
+RNG = np.random.default_rng(12345)
+
+
+@cache
+def _module(stem: str, variant: str = "sm80") -> ptxvm.Module:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ptxvm.Module.from_file(FIXTURES / "nvcc" / variant / f"{stem}.ptx")
+
+
+def kernel(stem: str, name: str, variant: str = "sm80"):
+    mod = _module(stem, variant)
+    mangled = f"_Z{len(name)}{name}"
+    hits = [k for k in mod.kernels if k.startswith(mangled)]
+    assert len(hits) == 1, (name, list(mod.kernels))
+    return mod[hits[0]]
+
+
+VARIANTS = ["sm80", "sm90", "sm80-lineinfo", "sm80-G"]
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_vector_add(variant):
+    n = 1000
+    a, b = RNG.random(n, dtype=np.float32), RNG.random(n, dtype=np.float32)
+    c = np.zeros(n, np.float32)
+    kernel("elementwise", "vector_add", variant)((n + 127) // 128, 128, (a, b, c, np.int32(n)))
+    assert np.array_equal(c, a + b)
+
+
+def _round_f32(q: Fraction) -> np.float32:
+    """The f32 nearest to the exact rational ``q`` (ties to even): an independent fma model."""
+    r = np.float32(float(q))
+    cands = [r, np.nextafter(r, np.float32(np.inf)), np.nextafter(r, np.float32(-np.inf))]
+    def key(c):
+        return (abs(Fraction(float(c)) - q), int(np.asarray(c).view(np.uint32)) & 1)
+    return min(cands, key=key)
+
+
+def test_saxpy_numba_style_launch_fused_multiply_add():
+    n = 777
+    x, y = RNG.random(n, dtype=np.float32), RNG.random(n, dtype=np.float32)
+    y_run = y.copy()
+    kernel("elementwise", "saxpy")[4, 256](n, 2.5, x, y_run)     # nvcc fuses alpha*x+y: fma.rn.f32
+    expect = [_round_f32(Fraction(2.5) * Fraction(float(xi)) + Fraction(float(yi))) for xi, yi in zip(x, y)]
+    assert np.array_equal(y_run, np.array(expect, dtype=np.float32))
+
+
+def test_poly_int_bounded_grid_stride():
+    n = 5000
+    v = RNG.integers(-3000, 3000, n, dtype=np.int32)
+    out = np.zeros(n, np.int32)
+    kernel("elementwise", "poly_int_bounded")(3, 256, (v, out, n))
+    assert np.array_equal(out, (v * v - 3 * v + 2).astype(np.int32))
+
+
+def test_clamp_relu():
+    n = 300
+    x = (RNG.random(n, dtype=np.float32) - 0.5) * 4
+    out = np.zeros(n, np.float32)
+    kernel("elementwise", "clamp_relu")(3, 128, (x, out, np.float32(-1.0), np.float32(1.5), n))
+    v = np.minimum(np.maximum(x, np.float32(-1.0)), np.float32(1.5))
+    assert np.array_equal(out, np.where(v > 0, v, np.float32(0)))
+
+
+def test_affine_struct_param_by_value():
+    n, stride = 100, 2
+    src = RNG.random(n * stride, dtype=np.float32)
+    out = np.zeros(n, np.float32)
+    p = struct.pack("<ffiid", 1.5, -0.25, n, stride, 0.125)
+    kernel("elementwise", "affine_struct_param")(1, 128, (p, src, out))
+    # nvcc: fma.rn.f32(scale, x, shift), then add.f32 of (float)bias
+    fused = np.array([_round_f32(Fraction(1.5) * Fraction(float(v)) + Fraction(-0.25)) for v in src[::stride]],
+                     dtype=np.float32)
+    assert np.array_equal(out, fused + np.float32(0.125))
+
+
+def test_splitmix64_64bit_integers():
+    n = 257
+    seed = 0x1234_5678_9ABC_DEF0
+    h, m, sh = np.zeros(n, np.uint64), np.zeros(n, np.uint64), np.zeros(n, np.int64)
+    kernel("elementwise", "splitmix64")(3, 128, (seed, h, m, sh, n))
+    mask = (1 << 64) - 1
+    for i in range(n):
+        z = (seed + i * 0x9E3779B97F4A7C15) & mask
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & mask
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
+        z = z ^ (z >> 31)
+        assert int(h[i]) == z and int(m[i]) == z % 1000003
+        assert int(sh[i]) == (z - (1 << 64) if z >> 63 else z) >> 33
+
+
+def test_matrix_add_2d_grid():
+    rows, cols = 37, 53
+    A, B = RNG.random((rows, cols), dtype=np.float32), RNG.random((rows, cols), dtype=np.float32)
+    C = np.zeros_like(A)
+    kernel("grids", "matrix_add_2d")(((cols + 15) // 16, (rows + 15) // 16), (16, 16), (A, B, C, rows, cols))
+    assert np.array_equal(C, A + np.float32(2) * B)
+
+
+def test_index_3d():
+    nx, ny, nz = 10, 7, 5
+    out = np.zeros((nz, ny, nx), np.int32)
+    kernel("grids", "index_3d")((2, 2, 3), (8, 4, 2), (out, nx, ny, nz))
+    z, y, x = np.meshgrid(np.arange(nz), np.arange(ny), np.arange(nx), indexing="ij")
+    assert np.array_equal(out, x + 1000 * y + 1000000 * z)
+
+
+def test_transpose_tiled_shared_memory_and_barriers():
+    rows, cols = 70, 45
+    a = RNG.random((rows, cols), dtype=np.float32)
+    out = np.zeros((cols, rows), np.float32)
+    kernel("grids", "transpose_tiled")(((cols + 31) // 32, (rows + 31) // 32), (32, 8), (a, out, rows, cols))
+    assert np.array_equal(out, a.T)
+
+
+def _tree_sum(x: np.ndarray) -> np.ndarray:
+    """The CUDA kernels' shared-memory tree: s[t] += s[t + stride], stride halving."""
+    while x.shape[1] > 1:
+        h = x.shape[1] // 2
+        x = x[:, :h] + x[:, h:2 * h]
+    return x[:, 0]
+
+
+def test_block_sum_static():
+    n, blocks = 1000, 4
+    x = RNG.random(n, dtype=np.float32)
+    out = np.zeros(blocks, np.float32)
+    kernel("reductions", "block_sum_static")(blocks, 256, (x, out, n))
+    padded = np.zeros(blocks * 256, np.float32)
+    padded[:n] = x
+    assert np.array_equal(out, _tree_sum(padded.reshape(blocks, 256)))
+
+
+def test_warp_shuffles():
+    n = 256
+    x = RNG.random(n, dtype=np.float32)
+    out = np.zeros(n, np.float32)
+    kernel("warp_shuffle", "shfl_rotate")(2, 128, (x, out, 5))
+    w = x.reshape(-1, 32)
+    assert np.array_equal(out.reshape(-1, 32), np.roll(w, -5, axis=1))
+
+    sums = np.zeros(n // 32, np.float32)
+    kernel("warp_shuffle", "warp_sum_down")(2, 128, (x, sums))
+    v = w.copy()
+    for off in (16, 8, 4, 2, 1):
+        shifted = np.concatenate([v[:, off:], v[:, -off:] * 0 + v[:, -off:]], axis=1)[:, :32]
+        # lanes past the end read their own value (shfl.down clamps at 31), which lane 0 never uses
+        v = v + shifted
+    assert np.array_equal(sums, v[:, 0])
+
+    ints = RNG.integers(0, 100, n, dtype=np.int32)
+    scan = np.zeros(n, np.int32)
+    kernel("warp_shuffle", "warp_scan_up")(2, 128, (ints, scan))
+    assert np.array_equal(scan.reshape(-1, 32), np.cumsum(ints.reshape(-1, 32), axis=1))
+
+
+def test_atomic_ticket_return_values_in_lane_order():
+    n = 500
+    counter = np.array([7], np.int32)
+    old = np.zeros(n, np.int32)
+    kernel("atomics", "atomic_ticket")(2, 256, (counter, old, n))
+    assert counter[0] == 7 + n
+    assert np.array_equal(old, 7 + np.arange(n))
+
+
+def test_histogram_shared_atomics():
+    n = 3000
+    x = RNG.integers(0, 1 << 20, n, dtype=np.uint32)
+    hist = np.zeros(64, np.uint32)
+    kernel("atomics", "histogram_shared")(4, 128, (x, hist, n))
+    assert np.array_equal(hist, np.bincount(x & 63, minlength=64).astype(np.uint32))
+
+
+def test_launch_statistics():
+    n = 64
+    a = np.ones(n, np.float32)
+    k = kernel("elementwise", "vector_add")
+    stats = k(1, 64, (a, a, np.zeros(n, np.float32), n))
+    assert stats is k.stats and stats.batches == 1 and stats.instructions > n * 5
