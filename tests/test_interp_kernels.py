@@ -194,3 +194,46 @@ def test_launch_statistics():
     k = kernel("elementwise", "vector_add")
     stats = k(1, 64, (a, a, np.zeros(n, np.float32), n))
     assert stats is k.stats and stats.batches == 1 and stats.instructions > n * 5
+
+
+def test_noinline_calls_and_recursion():
+    import math
+    n = 70
+    a = RNG.integers(-500, 500, n, dtype=np.int32)
+    bb = RNG.integers(1, 500, n, dtype=np.int32)
+    x = RNG.random(n, dtype=np.float32)
+    out, g = np.zeros(n, np.float32), np.zeros(n, np.int32)
+    kernel("calls", "noinline_calls")(2, 64, (x, out, a, bb, g, n))
+    assert np.array_equal(g, [math.gcd(int(p), int(q)) for p, q in zip(a, bb)])
+    # poly3 = ((a*x + b)*x + c)*x with a=1, b=-2, c=3: nvcc fuses the first two steps into fma.rn.f32
+    t = np.array([_round_f32(Fraction(float(v)) + Fraction(-2)) for v in x], dtype=np.float32)
+    t = np.array([_round_f32(Fraction(float(p)) * Fraction(float(v)) + Fraction(3)) for p, v in zip(t, x)],
+                 dtype=np.float32)
+    assert np.array_equal(out, t * x)
+
+    fact, fibs = np.zeros(n, np.uint64), np.zeros(n, np.int32)
+    kernel("calls", "recursion")(2, 64, (fact, fibs, n))
+    fib = [0, 1]
+    while len(fib) < 20:
+        fib.append(fib[-1] + fib[-2])
+    assert [int(v) for v in fact[:21]] == [math.factorial(i) for i in range(21)]
+    assert list(fibs) == [fib[i % 20] for i in range(n)]
+
+
+def test_printf_in_thread_order(capsys):
+    out = np.zeros(64, np.int32)
+    kernel("printf_assert", "printf_basic")(2, 32, (out, np.float32(0.5)))
+    lines = capsys.readouterr().out.splitlines()
+    expect = [f"block {i // 32} thread {i % 32}: i={i} scale*i={0.5 * i:f} id64={i << 33} tag {chr(65 + i % 26)}"
+              for i in range(64)]
+    assert lines == expect
+    assert np.array_equal(out, np.arange(64) * 2)
+
+
+def test_device_assert_reports_message_and_location():
+    inp = np.arange(8, dtype=np.int32)
+    d = np.ones(8, np.int32)
+    d[5] = 0
+    with pytest.raises(ptxvm.TrapError, match=r"device-side assert failed: `d\[i\] != 0`") as e:
+        kernel("printf_assert", "assert_nonzero")(1, 8, (inp, d, np.zeros(8, np.int32), 8))
+    assert e.value.thread == (5, 0, 0)

@@ -1,47 +1,116 @@
-"""Turn a kernel (ir.Function) into a Program: flat ops with PCs, labels resolved."""
+"""Turn a kernel and the functions it can call into one Program of flat ops.
+
+The kernel's ops come first, then every `.func` with a body; labels become
+PCs within their function; registers and per-thread `.param` variables get
+function- and scope-unique storage keys.
+"""
 
 from __future__ import annotations
 
 from ..ir import nodes as ir
-from ..ir.types import ScalarType
+from ..ir.types import ScalarType, StateSpace
 from .ops import load_all
 from .program import CompileContext, Op, Program, Symbols, reader
 
 
 def compile_kernel(module: ir.Module, kernel: ir.Function, symbols: Symbols) -> Program:
     impls = load_all()
-    ctx = CompileContext(module, kernel, symbols)
-    assert kernel.body is not None
-    # Pass 1: PCs of instructions and labels (labels are function-wide).
+    functions = reachable(module, kernel)
+    # Pass 1: entry PCs of every function.
+    entries: dict[str, int] = {}
     pc = 0
-    for s in kernel.body.walk():
-        if isinstance(s, ir.Label):
-            ctx.labels[s.name] = pc
-        elif isinstance(s, ir.Instruction):
-            pc += 1
-    for p in kernel.params:
-        if p.space.value == "reg":
-            ctx.declare(p)
+    for f in functions:
+        entries[f.name] = pc
+        pc += sum(1 for s in f.body.walk() if isinstance(s, ir.Instruction))
     ops: list[Op] = []
-    loc: list[tuple[int, int, int] | None] = [None]
-
-    def block_inner(b: ir.Block) -> None:
-        for s in b.statements:
-            if isinstance(s, ir.VarDecl):
-                if s.space.value == "reg":
-                    ctx.declare(s)
-            elif isinstance(s, ir.Loc):
-                loc[0] = (s.file, s.line, s.column)
-            elif isinstance(s, ir.Block):
-                ctx.scopes.append({})
-                block_inner(s)
-                ctx.scopes.pop()
+    keys: dict[str, list[tuple[str, str]]] = {}
+    for f in functions:
+        ctx = CompileContext(module, kernel, symbols, f, entries)
+        fpc = entries[f.name]
+        for s in f.body.walk():
+            if isinstance(s, ir.Label):
+                ctx.labels[s.name] = fpc
             elif isinstance(s, ir.Instruction):
-                ops.append(_op(ctx, impls, s, len(ops), loc[0]))
-
-    block_inner(kernel.body)
+                fpc += 1
+        for p in (*f.returns, *f.params):
+            # A kernel's .param values live in the launch's shared param block, not per thread.
+            if f is not kernel or p.space is StateSpace.REG:
+                ctx.declare(p)
+        loc: list = [None]
+        _block(ctx, impls, f.body, ops, loc, top=True)
+        keys[f.name] = _storage_keys(ctx)
     files = {i.index: i.path for i in module.items if isinstance(i, ir.FileDirective)}
-    return Program(kernel, ops, symbols, files)
+    prog = Program(kernel, ops, symbols, files)
+    prog.entries = entries
+    prog.function_keys = keys
+    prog.functions = {f.name: f for f in functions}
+    return prog
+
+
+def reachable(module: ir.Module, kernel: ir.Function) -> list[ir.Function]:
+    """The kernel and every function it may call (directly, or indirectly: address-taken ones)."""
+    funcs = module.functions
+    taken: set[str] = set()
+    for item in module.items:
+        if isinstance(item, ir.VarDecl) and item.init is not None:
+            stack = [item.init]
+            while stack:
+                x = stack.pop()
+                if isinstance(x, ir.InitList):
+                    stack.extend(x.elements)
+                elif isinstance(x, ir.SymbolRef) and x.name in funcs:
+                    taken.add(x.name)
+    order, seen, todo = [kernel], {kernel.name}, [kernel]
+    while todo:
+        f = todo.pop()
+        for ins in f.body.instructions():
+            names = []
+            if ins.opcode == "call":
+                callee = next((o for o in ins.operands if not isinstance(o, ir.ParenList)), None)
+                if isinstance(callee, ir.Symbol):
+                    names.append(callee.name)
+                else:
+                    names.extend(taken | {o.name for g in module.functions.values() if g.body
+                                          for i in g.body.instructions() if i.opcode == "mov"
+                                          for o in i.operands if isinstance(o, ir.Symbol) and o.name in funcs})
+            else:
+                names.extend(o.name for o in ins.operands if isinstance(o, ir.Symbol) and o.name in funcs)
+            for n in names:
+                g = funcs.get(n)
+                if g is not None and g.body is not None and not g.is_kernel and n not in seen:
+                    seen.add(n)
+                    order.append(g)
+                    todo.append(g)
+    return order
+
+
+def _block(ctx: CompileContext, impls, block: ir.Block, ops: list[Op], loc: list, top: bool = False) -> None:
+    if not top:
+        ctx.scopes.append({})
+    for s in block.statements:
+        if isinstance(s, ir.VarDecl):
+            if s.space in (StateSpace.REG, StateSpace.PARAM):
+                ctx.declare(s)
+        elif isinstance(s, ir.Loc):
+            loc[0] = (s.file, s.line, s.column)
+        elif isinstance(s, ir.Block):
+            _block(ctx, impls, s, ops, loc)
+        elif isinstance(s, ir.Instruction):
+            ops.append(_op(ctx, impls, s, len(ops), loc[0]))
+    if not top:
+        ctx.all_scopes.append(ctx.scopes.pop())
+
+
+def _storage_keys(ctx: CompileContext) -> list[tuple[str, str]]:
+    """Every register / param-variable key of a function (what a call must save for recursion)."""
+    out = []
+    for scope in [*ctx.scopes, *getattr(ctx, "all_scopes", [])]:
+        for key, t, count, kind, size in scope.values():
+            if kind == "reg" and count is not None:
+                out.extend((f"{key}{i}", "reg") for i in range(count))
+            else:
+                out.append((key, kind))
+    return out
 
 
 def _op(ctx: CompileContext, impls, ins: ir.Instruction, pc: int, loc) -> Op:
@@ -50,10 +119,9 @@ def _op(ctx: CompileContext, impls, ins: ir.Instruction, pc: int, loc) -> Op:
         raise ctx.unsupported(ins, "is not supported by the interpreter yet")
     run, control, target = build(ctx, ins)
     op = Op(pc, ins, run, control, target, loc)
+    if hasattr(run, "set_pc"):
+        run.set_pc(pc)
     if ins.guard is not None:
         op.guard = reader(ctx, ins.guard.register, ScalarType.PRED, ins)
         op.guard_negated = ins.guard.negated
-    else:
-        op.guard = None
-        op.guard_negated = False
     return op

@@ -41,10 +41,11 @@ class ModuleImage:
     """A module's global/const variables, placed in one DeviceMemory."""
 
     addresses: dict[str, int] = field(default_factory=dict)
+    functions: dict[str, int] = field(default_factory=dict)
 
 
 def place_globals(module: ir.Module, memory: DeviceMemory, functions: dict[str, int]) -> ModuleImage:
-    image = ModuleImage()
+    image = ModuleImage(functions=dict(functions))
     decls = [d for d in module.items if isinstance(d, ir.VarDecl)
              and d.space in (StateSpace.GLOBAL, StateSpace.CONST)]
     for d in decls:
@@ -89,7 +90,7 @@ def encode_init(d: ir.VarDecl, symbols: dict[str, int]) -> bytes:
 
 
 def layout(module: ir.Module, kernel: ir.Function, image: ModuleImage, dynamic_shared: int) -> Symbols:
-    s = Symbols(globals=dict(image.addresses))
+    s = Symbols(globals=dict(image.addresses), functions=dict(image.functions))
     off = 0
 
     def place(d: ir.VarDecl, table: dict[str, int], at: int) -> int:
@@ -106,7 +107,9 @@ def layout(module: ir.Module, kernel: ir.Function, image: ModuleImage, dynamic_s
             else:
                 off = place(d, s.shared, off)
     local = 0
-    for st in kernel.body.walk():
+    bodies = [kernel.body] + [f.body for f in module.functions.values()
+                              if f.body is not None and not f.is_kernel]
+    for st in (x for body in bodies for x in body.walk()):
         if isinstance(st, ir.VarDecl):
             if st.space is StateSpace.SHARED:
                 if st.size_bytes() is None:
@@ -140,7 +143,8 @@ def param_block(kernel: ir.Function, symbols: Symbols, values: list[bytes]) -> n
 
 def run_kernel(program: Program, geometry: Geometry, memory: DeviceMemory, params: np.ndarray,
                dynamic_shared: int = 0, max_steps: int = DEFAULT_MAX_STEPS,
-               memory_budget: int = DEFAULT_MEMORY_BUDGET, stats: LaunchStats | None = None) -> LaunchStats:
+               memory_budget: int = DEFAULT_MEMORY_BUDGET, stats: LaunchStats | None = None,
+               out=None) -> LaunchStats:
     stats = stats or LaunchStats()
     sym = program.symbols
     tpc = geometry.threads_per_cta
@@ -150,7 +154,11 @@ def run_kernel(program: Program, geometry: Geometry, memory: DeviceMemory, param
     for first in range(0, geometry.ctas, ctas_per_batch):
         n = min(ctas_per_batch, geometry.ctas - first)
         b = Batch(geometry, first, n, memory, params, sym.shared_bytes, sym.local_bytes, dynamic_shared)
-        _run_batch(program, b, max_steps)
+        b.program = program
+        try:
+            _run_batch(program, b, max_steps)
+        finally:
+            _flush_printf(b, out)
         stats.instructions += b.thread_instructions
         stats.steps += b.steps
         stats.divergent_steps += b.divergent_steps
@@ -201,7 +209,8 @@ def _run_batch(program: Program, b: Batch, max_steps: int) -> None:
                 g = ~g
             active = lanes[g] if not g.all() else lanes
         b.thread_instructions += active.size
-        if op.run is not None and active.size:
+        ctl = op.control
+        if op.run is not None and active.size and ctl != Control.JUMP:
             try:
                 op.run(b, active)
             except MemoryFault as e:
@@ -209,7 +218,6 @@ def _run_batch(program: Program, b: Batch, max_steps: int) -> None:
                              space=e.space) from None
             except _Trap as e:
                 raise _fault(TrapError, program, b, e.lane, e.message, op) from None
-        ctl = op.control
         if ctl == Control.NEXT:
             _advance(b, lanes, p + 1)
         elif ctl == Control.BRANCH:
@@ -220,6 +228,20 @@ def _run_batch(program: Program, b: Batch, max_steps: int) -> None:
                 taken = np.zeros(b.n, dtype=bool)
                 taken[active] = True
                 b.pc[lanes] = np.where(taken[lanes], op.target, p + 1)
+        elif ctl == Control.JUMP:
+            try:
+                new = op.run(b, active) if active.size else np.empty(0, dtype=np.int64)
+            except MemoryFault as e:
+                raise _fault(KernelFault, program, b, e.lane, e.message, op, address=e.address,
+                             space=e.space) from None
+            except _Trap as e:
+                raise _fault(TrapError, program, b, e.lane, e.message, op) from None
+            if b.pc is None and active.size == lanes.size and (new == new[0]).all():
+                b.pc_scalar = int(new[0])
+            else:
+                _diverge(b, alive)
+                b.pc[lanes] = p + 1
+                b.pc[active] = new
         elif ctl == Control.EXIT:
             if active.size:
                 _diverge(b, alive)
@@ -237,6 +259,18 @@ def _run_batch(program: Program, b: Batch, max_steps: int) -> None:
             b.pc[lanes] = p + 1
             b.waiting[active] = True
             _release_barriers(b)
+
+
+def _flush_printf(b: Batch, out) -> None:
+    """printf output in thread order (each thread's lines in the order it printed them)."""
+    if not b.printed:
+        return
+    import sys
+    stream = out if out is not None else sys.stdout
+    for _, text in sorted(b.printed, key=lambda e: e[0]):
+        stream.write(text)
+    stream.flush()
+    b.printed.clear()
 
 
 def _advance(b: Batch, lanes: np.ndarray, to: int) -> None:

@@ -28,9 +28,10 @@ class Control:
     """What an op tells the scheduler besides "advance": kinds of control transfer."""
 
     NEXT = 0
-    BRANCH = 1       # op.target for lanes in `taken`
+    BRANCH = 1       # op.target for the lanes whose guard holds
     EXIT = 2
     BARRIER = 3
+    JUMP = 4         # run() returns each lane's next pc (call, ret from a function)
 
 
 @dataclass
@@ -53,6 +54,7 @@ class Symbols:
     shared: dict[str, int] = field(default_factory=dict)       # name -> offset in the shared window
     local: dict[str, int] = field(default_factory=dict)        # name -> offset in the local window
     params: dict[str, int] = field(default_factory=dict)       # name -> offset in the param block
+    functions: dict[str, int] = field(default_factory=dict)    # name -> function "address"
     shared_bytes: int = 0
     local_bytes: int = 0
     dynamic_shared_at: int = 0                                 # offset of `.extern .shared` arrays
@@ -67,24 +69,45 @@ class Program:
 
 
 class CompileContext:
-    def __init__(self, module: ir.Module, kernel: ir.Function, symbols: Symbols) -> None:
+    """Name resolution while compiling one function of the program.
+
+    Register and per-thread `.param` variable keys are prefixed with the
+    function's name (``f|%r1``), and suffixed in nested scopes, so every
+    function and scope has its own storage.
+    """
+
+    def __init__(self, module: ir.Module, kernel: ir.Function, symbols: Symbols,
+                 function: ir.Function | None = None, entries: dict[str, int] | None = None) -> None:
         self.module, self.kernel, self.symbols = module, kernel, symbols
-        self.scopes: list[dict[str, tuple[str, ScalarType]]] = [{}]
+        self.function = function or kernel
+        self.prefix = "" if self.function is kernel else self.function.name + "|"
+        self.scopes: list[dict[str, tuple]] = [{}]
         self.labels: dict[str, int] = {}
         self.fresh = itertools.count()
+        self.entries = entries if entries is not None else {}     # function name -> entry pc
+        self.all_scopes: list[dict[str, tuple]] = []               # closed nested scopes
 
     # registers --------------------------------------------------------
     def declare(self, d: ir.VarDecl) -> None:
         depth = len(self.scopes) - 1
-        key_prefix = d.name if depth == 0 else f"{d.name}@{next(self.fresh)}"
-        self.scopes[-1][d.name] = (key_prefix, d.type, d.count)
+        key = self.prefix + (d.name if depth == 0 else f"{d.name}@{next(self.fresh)}")
+        if d.space is StateSpace.PARAM:
+            self.scopes[-1][d.name] = (key, d.type, None, "pvar", d.size_bytes() or 0)
+        else:
+            self.scopes[-1][d.name] = (key, d.type, d.count, "reg", 0)
 
-    def register(self, r: ir.Register) -> tuple[str, ScalarType] | None:
-        name = r.name
+    def lookup(self, name: str) -> tuple | None:
         for scope in reversed(self.scopes):
             hit = scope.get(name)
             if hit is not None:
-                return hit[0], hit[1]
+                return hit
+        return None
+
+    def register(self, r: ir.Register) -> tuple[str, ScalarType] | None:
+        name = r.name
+        hit = self.lookup(name)
+        if hit is not None and hit[3] == "reg":
+            return hit[0], hit[1]
         # %r12 from `.reg .b32 %r<20>`
         base = name.rstrip("0123456789")
         if base != name:
@@ -92,6 +115,13 @@ class CompileContext:
                 hit = scope.get(base)
                 if hit is not None and hit[2] is not None:
                     return hit[0] + name[len(base):], hit[1]
+        return None
+
+    def pvar(self, name: str) -> tuple[str, int] | None:
+        """A per-thread `.param` variable (call arguments, return values, .func formals)."""
+        hit = self.lookup(name)
+        if hit is not None and hit[3] == "pvar":
+            return hit[0], hit[4]
         return None
 
     def unsupported(self, ins: ir.Instruction, why: str) -> UnsupportedError:
@@ -249,6 +279,8 @@ def symbol_address(ctx: CompileContext, name: str, ins: ir.Instruction, space: s
         return s.local[name]
     if name in s.globals:
         return s.globals[name]
+    if name in s.functions:
+        return s.functions[name]
     raise ctx.unsupported(ins, f"refers to `{name}`, which has no storage in this launch")
 
 

@@ -87,8 +87,20 @@ class Batch:
         # Scheduling: one PC for everybody while converged, per-thread PCs otherwise.
         self.pc_scalar = 0
         self.pc: np.ndarray | None = None
+        # Calls: per-thread depth; per depth level the call site and saved callee state.
+        self.pbufs: dict[str, np.ndarray] = {}
+        self.depth = np.zeros(n, dtype=np.int64)
+        self.frames: list[dict] = []
+        self.printed: list[tuple[int, str]] = []      # (thread, text) of printf, in execution order
 
     # ------------------------------------------------------------ registers
+    def pbuf(self, key: str, size: int) -> np.ndarray:
+        """Per-thread bytes of a `.param` variable (call arguments and results): shape (n, size)."""
+        arr = self.pbufs.get(key)
+        if arr is None:
+            arr = self.pbufs[key] = np.zeros((self.n, max((size + 7) // 8 * 8, 8)), dtype=np.uint8)
+        return arr
+
     def reg(self, key: str, t: ScalarType) -> np.ndarray:
         arr = self.regs.get(key)
         if arr is None:

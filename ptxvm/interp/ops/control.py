@@ -16,7 +16,7 @@ def _bra(ctx: CompileContext, ins: ir.Instruction):
     return None, Control.BRANCH, ctx.labels[target.name]
 
 
-@impl("ret", "exit")
+@impl("exit")
 def _exit(ctx: CompileContext, ins: ir.Instruction):
     return None, Control.EXIT, -1
 

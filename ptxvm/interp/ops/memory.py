@@ -39,10 +39,40 @@ def fault_lane(e: MemoryFault, addr: np.ndarray, lanes: np.ndarray) -> MemoryFau
     return e
 
 
+def pvar_of(ctx: CompileContext, space: str, a) -> tuple[str, int, int] | None:
+    """(key, size, offset) when ``[a]`` names a per-thread `.param` variable."""
+    if space == "param" and isinstance(a, ir.Address) and isinstance(a.base, ir.Symbol):
+        hit = ctx.pvar(a.base.name)
+        if hit is not None:
+            return hit[0], hit[1], a.offset
+    return None
+
+
+def _pvar_check(ctx, ins, key: str, size: int, off: int, nbytes: int) -> None:
+    if off < 0 or off + nbytes > size:
+        raise ctx.unsupported(ins, f"accesses bytes {off}..{off + nbytes - 1} of a {size}-byte .param variable")
+
+
 @impl("ld", "ldu", "ld.global.nc")
 def _ld(ctx: CompileContext, ins: ir.Instruction):
     t = ins.types[0]
     space = space_of(ins)
+    pv = pvar_of(ctx, space, ins.operands[1])
+    if pv is not None:
+        key, psize, off = pv
+        d = ins.operands[0]
+        elems = d.elements if isinstance(d, ir.Vector) else (d,)
+        n = max(t.bits // 8, 1)
+        _pvar_check(ctx, ins, key, psize, off, n * len(elems))
+        ws = [writer(ctx, e, t, ins) for e in elems]
+        dt = UINT[max(t.bits, 8)]
+
+        def run_pvar(b, lanes):
+            buf = b.pbuf(key, psize)
+            for i, w in enumerate(ws):
+                o = off + i * n
+                w(b, lanes, np.ascontiguousarray(buf[lanes, o:o + n]).view(dt).reshape(-1))
+        return run_pvar, 0, -1
     addr = address(ctx, ins.operands[1], space, ins)
     d = ins.operands[0]
     elems = d.elements if isinstance(d, ir.Vector) else (d,)
@@ -66,6 +96,21 @@ def _ld(ctx: CompileContext, ins: ir.Instruction):
 def _st(ctx: CompileContext, ins: ir.Instruction):
     t = ins.types[0]
     space = space_of(ins)
+    pv = pvar_of(ctx, space, ins.operands[0])
+    if pv is not None:
+        key, psize, off = pv
+        s_ = ins.operands[1]
+        elems = s_.elements if isinstance(s_, ir.Vector) else (s_,)
+        n = max(t.bits // 8, 1)
+        _pvar_check(ctx, ins, key, psize, off, n * len(elems))
+        rs = [reader(ctx, e, t, ins) for e in elems]
+
+        def run_pvar(b, lanes):
+            buf = b.pbuf(key, psize)
+            for i, r in enumerate(rs):
+                o = off + i * n
+                buf[lanes, o:o + n] = r(b, lanes).reshape(-1, 1).view(np.uint8)
+        return run_pvar, 0, -1
     addr = address(ctx, ins.operands[0], space, ins)
     s = ins.operands[1]
     elems = s.elements if isinstance(s, ir.Vector) else (s,)

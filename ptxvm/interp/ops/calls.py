@@ -1,0 +1,315 @@
+"""call / ret for `.func` functions, with per-thread frames, and the CUDA runtime builtins
+(`vprintf`, `__assertfail`) that nvcc declares `.extern` (PTX ISA §9.7.12.5-6).
+
+A call saves, for the calling lanes, the callee's current registers and
+parameter variables in the frame level of each lane's call depth (so
+recursion gets a fresh activation), copies the arguments into the callee's
+formal parameters and jumps. `ret` copies the return value back to the call
+site's result variable, restores the saved state and returns to the site.
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+
+import numpy as np
+
+from ...ir import nodes as ir
+from ...ir.types import ScalarType, StateSpace
+from ..program import CompileContext, Control, reader
+from . import impl
+
+
+@impl("call")
+def _call(ctx: CompileContext, ins: ir.Instruction):
+    ops = ins.operands
+    ret = ops[0] if ops and isinstance(ops[0], ir.ParenList) else None
+    i = 1 if ret is not None else 0
+    callee = ops[i]
+    args = ops[i + 1] if len(ops) > i + 1 and isinstance(ops[i + 1], ir.ParenList) else ir.ParenList(())
+    if isinstance(callee, ir.Symbol):
+        f = ctx.module.functions.get(callee.name)
+        if f is not None and f.body is None:
+            builtin = BUILTINS.get(callee.name)
+            if builtin is None:
+                raise ctx.unsupported(ins, f"calls the external function `{callee.name}`, which the "
+                                           "interpreter does not provide")
+            return builtin(ctx, ins, ret, args), Control.NEXT, -1
+        if f is None:
+            raise ctx.unsupported(ins, f"calls `{callee.name}`, which is not a function of this module")
+        targets = {f.name: f}
+        select = None
+    else:
+        # Indirect call: any function of the module whose address the register may hold.
+        targets = {f.name: f for f in ctx.module.functions.values() if f.body is not None and not f.is_kernel}
+        addr = reader(ctx, callee, ScalarType.U64, ins)
+        by_address = {ctx.symbols.functions[n]: n for n in targets}
+
+        def select(b, lanes):
+            a = addr(b, lanes)
+            names = np.array([by_address.get(int(x)) for x in a], dtype=object)
+            return names
+    bindings = {}
+    for name, f in targets.items():
+        if select is None:
+            bindings[name] = _bind(ctx, ins, f, ret, args)
+        elif _fits(f, ret, args):
+            bindings[name] = _bind(ctx, ins, f, ret, args)   # indirect: only signature-compatible targets
+    entries = ctx.entries
+    ins_pc = [0]
+
+    def run(b, lanes):
+        names = select(b, lanes) if select is not None else None
+        new_pc = np.empty(lanes.shape, dtype=np.int64)
+        groups = [(next(iter(targets)), np.arange(lanes.size))] if names is None else \
+            [(n, np.nonzero(names == n)[0]) for n in set(names.tolist())]
+        for name, sel in groups:
+            if name is None or name not in bindings:
+                from .control import _Trap
+                raise _Trap(int(lanes[sel[0]]), "indirect call through an address that is no function")
+            sub = lanes[sel]
+            _enter(b, sub, ins_pc[0], name, bindings[name])
+            new_pc[sel] = entries[name]
+        return new_pc
+
+    run.set_pc = lambda p: ins_pc.__setitem__(0, p)
+    run.bindings = bindings
+    return run, Control.JUMP, -1
+
+
+def _fits(f: ir.Function, ret, args) -> bool:
+    return len(args.elements) == len(f.params) and len(ret.elements if ret is not None else ()) == len(f.returns)
+
+
+def _bind(ctx: CompileContext, ins, f: ir.Function, ret, args):
+    """Pairs (caller storage, callee storage) for arguments, and for the result."""
+    def caller_side(op):
+        if isinstance(op, ir.Symbol):
+            pv = ctx.pvar(op.name)
+            if pv is not None:
+                return ("pvar", pv[0], pv[1])
+        if isinstance(op, ir.Register):
+            hit = ctx.register(op)
+            if hit is not None:
+                return ("reg", hit[0], hit[1])
+        raise ctx.unsupported(ins, f"passes `{op}`, which is not a .param variable or register")
+
+    def callee_side(d: ir.VarDecl):
+        key = f"{f.name}|{d.name}"
+        if d.space is StateSpace.PARAM:
+            return ("pvar", key, d.size_bytes() or 0)
+        return ("reg", key, d.type)
+
+    if len(args.elements) != len(f.params):
+        raise ctx.unsupported(ins, f"passes {len(args.elements)} arguments to `{f.name}`, which takes {len(f.params)}")
+    arg_pairs = [(caller_side(a), callee_side(p)) for a, p in zip(args.elements, f.params)]
+    ret_pairs = []
+    if ret is not None:
+        if len(ret.elements) != len(f.returns):
+            raise ctx.unsupported(ins, f"expects {len(ret.elements)} results from `{f.name}`, which returns "
+                                       f"{len(f.returns)}")
+        ret_pairs = [(caller_side(r), callee_side(p)) for r, p in zip(ret.elements, f.returns)]
+    return arg_pairs, ret_pairs
+
+
+def _get(b, side):
+    kind, key, info = side
+    return b.pbuf(key, info) if kind == "pvar" else b.reg(key, info)
+
+
+def _copy(b, lanes, src, dst):
+    s, d = _get(b, src), _get(b, dst)
+    if s.ndim == 2:
+        n = min(s.shape[1], d.shape[1])
+        d[lanes, :n] = s[lanes, :n]
+    else:
+        d[lanes] = s[lanes].astype(d.dtype)
+
+
+def _enter(b, lanes, site: int, name: str, binding) -> None:
+    arg_pairs, _ = binding
+    prog = b.program
+    for d in np.unique(b.depth[lanes]):
+        sub = lanes[b.depth[lanes] == d]
+        while len(b.frames) <= d:
+            b.frames.append({"site": np.zeros(b.n, dtype=np.int64), "callee": {}, "saved": {}})
+        level = b.frames[int(d)]
+        level["site"][sub] = site
+        # Save what the callee may overwrite, for a recursive outer activation.
+        for key, kind in prog.function_keys.get(name, ()):
+            cur = b.pbufs.get(key) if kind == "pvar" else b.regs.get(key)
+            if cur is None:
+                continue
+            saved = level["saved"].get(key)
+            if saved is None or saved.shape != cur.shape:
+                saved = level["saved"][key] = np.zeros_like(cur)
+            saved[sub] = cur[sub]
+    for src, dst in arg_pairs:
+        _copy(b, lanes, src, dst)
+    b.depth[lanes] += 1
+
+
+@impl("ret")
+def _ret(ctx: CompileContext, ins: ir.Instruction):
+    if ctx.function is ctx.kernel:
+        return None, Control.EXIT, -1
+    name = ctx.function.name
+
+    def run(b, lanes):
+        prog = b.program
+        new_pc = np.empty(lanes.shape, dtype=np.int64)
+        depth = b.depth[lanes] - 1
+        for d in np.unique(depth):
+            sel_d = np.nonzero(depth == d)[0]
+            level = b.frames[int(d)]
+            sites = level["site"][lanes[sel_d]]
+            results = []
+            for site in np.unique(sites):
+                sel = sel_d[sites == site]
+                sub = lanes[sel]
+                call = prog.ops[int(site)]
+                _, ret_pairs = call.run.bindings[name]
+                # Taken before the restore below: in a recursive call the caller's result
+                # variable and the callee's return slot belong to the same function.
+                results.extend((sub, caller, _get(b, callee)[sub].copy()) for caller, callee in ret_pairs)
+                new_pc[sel] = site + 1
+            sub_all = lanes[sel_d]
+            for key, kind in prog.function_keys.get(name, ()):
+                saved = level["saved"].get(key)
+                if saved is not None:
+                    cur = b.pbufs.get(key) if kind == "pvar" else b.regs.get(key)
+                    if cur is not None and cur.shape == saved.shape:
+                        cur[sub_all] = saved[sub_all]
+            for sub, caller, value in results:
+                dst = _get(b, caller)
+                if dst.ndim == 2:
+                    k = min(dst.shape[1], value.shape[1])
+                    dst[sub, :k] = value[:, :k]
+                else:
+                    dst[sub] = value.astype(dst.dtype)
+        b.depth[lanes] -= 1
+        return new_pc
+    return run, Control.JUMP, -1
+
+
+# ------------------------------------------------------------------ builtins
+
+def _vprintf(ctx: CompileContext, ins, ret, args):
+    """`vprintf(const char *fmt, void *args)`: CUDA's device printf, printed in thread order."""
+    fmt_src = _arg_reader(ctx, ins, args, 0)
+    buf_src = _arg_reader(ctx, ins, args, 1)
+    ret_side = _ret_side(ctx, ins, ret)
+
+    def run(b, lanes):
+        fmts = fmt_src(b, lanes)
+        bufs = buf_src(b, lanes)
+        for k, lane in enumerate(lanes):
+            text = _format(b, int(fmts[k]), int(bufs[k]), int(lane))
+            b.printed.append((int(lane), text))
+        if ret_side is not None:
+            out = b.pbuf(ret_side[0], ret_side[1])
+            out[lanes, :4] = np.zeros((lanes.size, 1), dtype=np.uint32).view(np.uint8)
+    return run
+
+
+def _assertfail(ctx: CompileContext, ins, ret, args):
+    """`__assertfail(message, file, line, function, charSize)`: a failed device assert."""
+    msg, fil, line, fn = (_arg_reader(ctx, ins, args, i, ScalarType.U64 if i != 2 else ScalarType.U32)
+                          for i in range(4))
+
+    def run(b, lanes):
+        from .control import _Trap
+        lane = lanes[:1]
+        text = _cstring(b, int(msg(b, lane)[0]), int(lane[0]))
+        where = _cstring(b, int(fil(b, lane)[0]), int(lane[0]))
+        func = _cstring(b, int(fn(b, lane)[0]), int(lane[0]))
+        raise _Trap(int(lane[0]), f"device-side assert failed: `{text}` in {func} at {where}:"
+                                  f"{int(line(b, lane)[0])}")
+    return run
+
+
+def _arg_reader(ctx, ins, args, i, t=ScalarType.U64):
+    op = args.elements[i]
+    pv = ctx.pvar(op.name) if isinstance(op, ir.Symbol) else None
+    if pv is None:
+        return reader(ctx, op, t, ins)
+    key, size = pv
+    n = t.bits // 8
+
+    def read(b, lanes):
+        return np.ascontiguousarray(b.pbuf(key, size)[lanes, :n]).view(np.uint64 if n == 8 else np.uint32).reshape(-1)
+    return read
+
+
+def _ret_side(ctx, ins, ret):
+    if ret is None or not ret.elements:
+        return None
+    op = ret.elements[0]
+    return ctx.pvar(op.name) if isinstance(op, ir.Symbol) else None
+
+
+def _cstring(b, addr: int, lane: int, limit: int = 4096) -> str:
+    out = bytearray()
+    while len(out) < limit:
+        c = int(_load_bytes(b, addr + len(out), 1, lane)[0])
+        if c == 0:
+            break
+        out.append(c)
+    return out.decode("utf-8", "replace")
+
+
+def _load_bytes(b, addr: int, n: int, lane: int) -> bytes:
+    vals = b.load("generic", np.array([addr + i for i in range(n)], dtype=np.uint64), np.uint8,
+                  np.full(n, lane, dtype=np.int64))
+    return bytes(vals.tolist())
+
+
+_SPEC = re.compile(r"%([-+ #0]*)(\d+|\*)?(?:\.(\d+|\*))?(hh|h|ll|l|z|j|t|L)?([diouxXeEfFgGaAcspn%])")
+
+
+def _format(b, fmt_addr: int, args_addr: int, lane: int) -> str:
+    """Format like CUDA's printf: arguments packed in a local buffer, each aligned to its size."""
+    fmt = _cstring(b, fmt_addr, lane)
+    off = 0
+    out = []
+    pos = 0
+    for m in _SPEC.finditer(fmt):
+        out.append(fmt[pos:m.start()])
+        pos = m.end()
+        flags, width, prec, length, conv = m.groups()
+        if conv == "%":
+            out.append("%")
+            continue
+        if conv in "eEfFgGaA":
+            size = 8
+        elif conv in "sp" or length in ("ll", "l", "z", "j", "t"):
+            size = 8
+        else:
+            size = 4
+        off = (off + size - 1) // size * size
+        raw = _load_bytes(b, args_addr + off, size, lane) if args_addr else bytes(size)
+        off += size
+        spec = "%" + (flags or "") + (width or "") + (("." + prec) if prec else "")
+        if conv in "eEfFgGaA":
+            v = struct.unpack("<d", raw)[0]
+            out.append((spec + conv) % v if conv not in "aA" else float.hex(v))
+        elif conv == "s":
+            out.append((spec + "s") % _cstring(b, struct.unpack("<Q", raw)[0], lane))
+        elif conv == "p":
+            out.append("0x%x" % struct.unpack("<Q", raw)[0])
+        elif conv == "c":
+            out.append((spec + "c") % chr(raw[0]))
+        else:
+            signed = conv in "di"
+            v = int.from_bytes(raw, "little", signed=signed)
+            if length == "h":
+                v = int.from_bytes(raw[:2], "little", signed=signed)
+            elif length == "hh":
+                v = int.from_bytes(raw[:1], "little", signed=signed)
+            out.append((spec + ("d" if conv in "iu" else conv)) % v)
+    out.append(fmt[pos:])
+    return "".join(out)
+
+
+BUILTINS = {"vprintf": _vprintf, "__assertfail": _assertfail}
