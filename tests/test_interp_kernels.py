@@ -237,3 +237,50 @@ def test_device_assert_reports_message_and_location():
     with pytest.raises(ptxvm.TrapError, match=r"device-side assert failed: `d\[i\] != 0`") as e:
         kernel("printf_assert", "assert_nonzero")(1, 8, (inp, d, np.zeros(8, np.int32), 8))
     assert e.value.thread == (5, 0, 0)
+
+
+def _warp_bits(pred: np.ndarray) -> np.ndarray:
+    w = pred.reshape(-1, 32).astype(np.uint64)
+    return (w << np.arange(32, dtype=np.uint64)).sum(axis=1).astype(np.uint32)
+
+
+def test_vote_ballot_any_all():
+    n = 128
+    x = RNG.integers(-5, 5, n, dtype=np.int32)
+    x[32:64] = 1          # a warp where all hold
+    x[64:96] = -1         # a warp where none holds
+    ballot, any_, all_ = np.zeros(4, np.uint32), np.zeros(4, np.int32), np.zeros(4, np.int32)
+    kernel("warp_vote", "vote_ballot_any_all")(1, 128, (x, ballot, any_, all_))
+    p = (x > 0).reshape(-1, 32)
+    assert np.array_equal(ballot, _warp_bits(x > 0))
+    assert np.array_equal(any_, p.any(axis=1)) and np.array_equal(all_, p.all(axis=1))
+
+
+def test_match_any_all():
+    n = 64
+    keys = RNG.integers(0, 4, n, dtype=np.int32)
+    keys[32:] = 7
+    keys64 = (keys.astype(np.int64) << 40) + 3
+    peers, leader, allsame, peers64 = (np.zeros(n, np.uint32), np.zeros(n, np.int32), np.zeros(2, np.int32),
+                                       np.zeros(n, np.uint32))
+    kernel("warp_vote", "match_keys")(1, 64, (keys, keys64, peers, leader, allsame, peers64))
+    for i in range(n):
+        w = i // 32 * 32
+        expect = sum(1 << (j - w) for j in range(w, w + 32) if keys[j] == keys[i])
+        assert peers[i] == expect and peers64[i] == expect
+        assert leader[i] == int((expect & -expect).bit_length() - 1 == i % 32)
+    assert list(allsame) == [int(len(set(keys[:32])) == 1), 1]
+
+
+def test_warp_redux():
+    n = 64
+    u = RNG.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)
+    s = RNG.integers(-1000, 1000, n, dtype=np.int32)
+    out_u, out_s = np.zeros(12, np.uint32), np.zeros(4, np.int32)
+    kernel("warp_vote", "warp_redux")(1, 64, (u, s, out_u, out_s))
+    for w in range(2):
+        a, b = u[32 * w:32 * w + 32], s[32 * w:32 * w + 32]
+        expect = [int(a.astype(np.uint64).sum()) & 0xFFFFFFFF, a.min(), a.max(),
+                  np.bitwise_and.reduce(a), np.bitwise_or.reduce(a), np.bitwise_xor.reduce(a)]
+        assert [int(v) for v in out_u[6 * w:6 * w + 6]] == [int(v) for v in expect]
+        assert list(out_s[2 * w:2 * w + 2]) == [b.min(), b.max()]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...ir.types import ScalarType
+from .. import intops
 from ..program import CompileContext, numpy_dtype, reader, writer
 from ..state import SINT, UINT
 from . import impl
@@ -86,7 +87,8 @@ def _add(ctx, ins):
     if ins.has("sat") and t.kind == "s":
         return _saturating(ctx, ins, lambda a, b: a.astype(np.int64) + b)
     if ins.has("cc"):
-        raise ctx.unsupported(ins, "(carry chains) is not executable yet")
+        from .bits import _carry
+        return _carry(ctx, ins, intops.add_cc, 2)
     return _binary(ctx, ins, np.add, np.add), 0, -1
 
 
@@ -96,7 +98,8 @@ def _sub(ctx, ins):
     if ins.has("sat") and t.kind == "s":
         return _saturating(ctx, ins, lambda a, b: a.astype(np.int64) - b)
     if ins.has("cc"):
-        raise ctx.unsupported(ins, "(carry chains) is not executable yet")
+        from .bits import _carry
+        return _carry(ctx, ins, intops.sub_cc, 2)
     return _binary(ctx, ins, np.subtract, np.subtract), 0, -1
 
 
@@ -104,23 +107,6 @@ def _saturating(ctx, ins, fn):
     t = ins.types[0]
     lo, hi = -(1 << (t.bits - 1)), (1 << (t.bits - 1)) - 1
     return _binary(ctx, ins, lambda a, b: np.clip(fn(a, b), lo, hi).astype(a.dtype)), 0, -1
-
-
-def _hi(a: np.ndarray, b: np.ndarray, t: ScalarType) -> np.ndarray:
-    """High half of the full 2N-bit product (exact, also for 64-bit operands)."""
-    if t.bits <= 32:
-        wide = SINT[t.bits * 2] if t.kind == "s" else UINT[t.bits * 2]
-        return ((a.astype(wide) * b.astype(wide)) >> (t.bits)).astype(a.dtype)
-    # 64x64 -> 128 via 32-bit limbs on unsigned values, then signed correction.
-    ua, ub = a.view(np.uint64), b.view(np.uint64)
-    m32 = np.uint64(0xFFFFFFFF)
-    a0, a1, b0, b1 = ua & m32, ua >> np.uint64(32), ub & m32, ub >> np.uint64(32)
-    p00, p01, p10, p11 = a0 * b0, a0 * b1, a1 * b0, a1 * b1
-    mid = (p00 >> np.uint64(32)) + (p01 & m32) + (p10 & m32)
-    hi = p11 + (p01 >> np.uint64(32)) + (p10 >> np.uint64(32)) + (mid >> np.uint64(32))
-    if t.kind == "s":
-        hi = hi - np.where(a < 0, ub, np.uint64(0)) - np.where(b < 0, ua, np.uint64(0))
-    return hi.view(a.dtype)
 
 
 @impl("mul")
@@ -140,7 +126,11 @@ def _mul(ctx, ins):
             dst(b, lanes, r.view(UINT[wt.bits]))
         return run_wide, 0, -1
     if ins.has("hi"):
-        return _binary(ctx, ins, lambda a, b: _hi(a, b, t)), 0, -1
+        srcs = [reader(ctx, o, t, ins) for o in ins.operands[1:3]]
+        dst = writer(ctx, ins.operands[0], t, ins)
+        ut = UINT[t.bits]
+        return (lambda b, lanes: dst(b, lanes, np.asarray(intops.mul(srcs[0](b, lanes), srcs[1](b, lanes), t.value,
+                                                                     "hi")).astype(ut))), 0, -1
     return _binary(ctx, ins, np.multiply), 0, -1
 
 
@@ -160,9 +150,16 @@ def _mad(ctx, ins):
             r = _view(a(b, lanes), t).astype(wide) * _view(b_(b, lanes), t).astype(wide) + _view(c(b, lanes), wt)
             dst(b, lanes, r.view(UINT[wt.bits]))
         return run_wide, 0, -1
-    if ins.has("hi") or ins.has("cc") or ins.has("sat"):
-        raise ctx.unsupported(ins, "is not executable yet")
-    return _binary(ctx, ins, lambda a, b, c: a * b + c, n_src=3), 0, -1
+    if ins.has("cc"):
+        from .bits import _carry
+        return _carry(ctx, ins, intops.mad_cc, 3)
+    mode = "hi" if ins.has("hi") else "lo"
+    sat = ins.has("sat")
+    srcs = [reader(ctx, o, t, ins) for o in ins.operands[1:4]]
+    dst = writer(ctx, ins.operands[0], t, ins)
+    ut = UINT[t.bits]
+    return (lambda b, lanes: dst(b, lanes, np.asarray(intops.mad(*[s(b, lanes) for s in srcs], t.value, mode, sat))
+                                 .astype(ut))), 0, -1
 
 
 @impl("fma")
@@ -201,36 +198,21 @@ def _div(ctx, ins):
             return _binary(ctx, ins, None, np.divide), 0, -1
         return _binary(ctx, ins, None, np.divide), 0, -1
 
-    def idiv(a, b):
-        # PTX leaves x/0 unspecified; NVIDIA GPUs give all-ones for unsigned and -1/+1-ish for signed.
-        zero = b == 0
-        safe = np.where(zero, 1, b)
-        if t.kind == "s":
-            q = np.trunc(a.astype(np.float64) / 1).astype(a.dtype)  # placeholder, replaced below
-            q = (np.abs(a.astype(np.int64)) // np.abs(safe.astype(np.int64))) * np.sign(a.astype(np.int64)) * np.sign(safe.astype(np.int64))
-            q = q.astype(np.int64).astype(a.dtype)
-            return np.where(zero, a.dtype.type(-1), q)
-        return np.where(zero, np.iinfo(a.dtype).max, a // safe)
-    if t.bits == 64 and t.kind == "s":
-        raise ctx.unsupported(ins, "(64-bit signed division) is not executable yet")
-    return _binary(ctx, ins, idiv), 0, -1
+    srcs = [reader(ctx, o, t, ins) for o in ins.operands[1:3]]
+    dst = writer(ctx, ins.operands[0], t, ins)
+    ut = UINT[t.bits]
+    return (lambda b, lanes: dst(b, lanes, np.asarray(intops.div(srcs[0](b, lanes), srcs[1](b, lanes), t.value))
+                                 .astype(ut))), 0, -1
 
 
 @impl("rem")
 def _rem(ctx, ins):
     t = ins.types[0]
-    if t.bits == 64 and t.kind == "s":
-        raise ctx.unsupported(ins, "(64-bit signed remainder) is not executable yet")
-
-    def irem(a, b):
-        zero = b == 0
-        safe = np.where(zero, 1, b)
-        if t.kind == "s":
-            r = np.fmod(a.astype(np.int64), safe.astype(np.int64)).astype(a.dtype)
-        else:
-            r = a % safe
-        return np.where(zero, a, r)
-    return _binary(ctx, ins, irem), 0, -1
+    srcs = [reader(ctx, o, t, ins) for o in ins.operands[1:3]]
+    dst = writer(ctx, ins.operands[0], t, ins)
+    ut = UINT[t.bits]
+    return (lambda b, lanes: dst(b, lanes, np.asarray(intops.rem(srcs[0](b, lanes), srcs[1](b, lanes), t.value))
+                                 .astype(ut))), 0, -1
 
 
 def _minmax(fn_i, fn_f):

@@ -167,7 +167,7 @@ def _isspacep(ctx, ins):
     return run, 0, -1
 
 
-@impl("membar", "fence", "prefetch", "prefetchu", "discard", "applypriority")
+@impl("membar", "fence", "prefetch", "prefetchu", "discard", "applypriority", "nanosleep")
 def _noop(ctx, ins):
     # A single sequential executor is already sequentially consistent; nothing to do.
     return (lambda b, lanes: None), 0, -1

@@ -111,3 +111,71 @@ def _activemask(ctx: CompileContext, ins: ir.Instruction):
 def _warp_sync(ctx, ins):
     # Lanes reaching it together under lowest-PC-first scheduling are already in step.
     return (lambda b, lanes: None), 0, -1
+
+
+def _group_reduce(keys: np.ndarray, values: np.ndarray, ufunc, identity) -> np.ndarray:
+    """Reduce ``values`` within groups of equal ``keys``; each element gets its group's result."""
+    uniq, inv = np.unique(keys, return_inverse=True)
+    acc = np.full(uniq.size, identity, dtype=values.dtype)
+    ufunc.at(acc, inv, values)
+    return acc[inv]
+
+
+_REDUX = {"add": np.add, "min": np.minimum, "max": np.maximum, "and": np.bitwise_and,
+          "or": np.bitwise_or, "xor": np.bitwise_xor}
+
+
+@impl("redux.sync")
+def _redux(ctx: CompileContext, ins: ir.Instruction):
+    t = ins.types[0]
+    op = next(m for m in ins.modifiers if m in _REDUX)
+    if t.kind == "f":
+        raise ctx.unsupported(ins, "(floating-point redux) is not executable yet")
+    src = reader(ctx, ins.operands[1], t, ins)
+    dst = writer(ctx, ins.operands[0], t, ins)
+    vt = np.dtype(np.int32 if t.kind == "s" else np.uint32)
+    ufunc = _REDUX[op]
+    if op == "add":
+        calc, ident = np.dtype(np.int64), 0          # exact sum, wrapped to 32 bits afterwards
+    elif op in ("min", "max"):
+        calc = vt
+        ident = np.iinfo(vt).max if op == "min" else np.iinfo(vt).min
+    else:
+        calc, ident = np.dtype(np.uint32), (0xFFFFFFFF if op == "and" else 0)
+
+    def run(b, lanes):
+        v = src(b, lanes).view(vt).astype(calc)
+        r = _group_reduce(_warp_start(b, lanes), v, ufunc, calc.type(ident))
+        dst(b, lanes, (r & 0xFFFFFFFF).astype(np.uint32) if op == "add" else r.astype(vt).view(np.uint32))
+    return run, 0, -1
+
+
+@impl("match")
+def _match(ctx: CompileContext, ins: ir.Instruction):
+    t = ins.types[0]
+    mode = next(m for m in ins.modifiers if m in ("any", "all"))
+    d = ins.operands[0]
+    pair = isinstance(d, ir.Pair)
+    dst = writer(ctx, d.first if pair else d, ScalarType.B32, ins)
+    pdst = writer(ctx, d.second, ScalarType.PRED, ins) if pair else None
+    src = reader(ctx, ins.operands[1], t, ins)
+
+    def run(b, lanes):
+        v = src(b, lanes).astype(np.uint64)
+        start = _warp_start(b, lanes).astype(np.uint64)
+        bits = np.uint64(1) << b.laneid[lanes].astype(np.uint64)
+        members = _ballot(b, lanes, np.ones(lanes.shape, dtype=bool)).astype(np.uint64)
+        keys = np.stack([start, v], axis=1)
+        _, inv = np.unique(keys, axis=0, return_inverse=True)
+        inv = inv.reshape(-1)
+        masks = np.zeros(inv.max() + 1 if inv.size else 0, dtype=np.uint64)
+        np.bitwise_or.at(masks, inv, bits)
+        same = masks[inv]
+        if mode == "any":
+            dst(b, lanes, same.astype(np.uint32))
+        else:
+            all_same = same == members
+            dst(b, lanes, np.where(all_same, members, np.uint64(0)).astype(np.uint32))
+            if pdst is not None:
+                pdst(b, lanes, all_same)
+    return run, 0, -1
