@@ -11,14 +11,10 @@ import numpy as np
 
 from ...ir.types import ScalarType
 from .. import intops
+from .. import numerics as num
 from ..program import CompileContext, numpy_dtype, reader, writer
 from ..state import SINT, UINT
 from . import impl
-
-F32_MIN_NORMAL = np.float32(1.1754943508222875e-38)
-F64_MIN_NORMAL = np.float64(2.2250738585072014e-308)
-CANONICAL_NAN = {32: np.uint32(0x7FFFFFFF), 64: np.uint64(0x7FFFFFFFFFFFFFFF)}
-
 
 def _view(raw: np.ndarray, t: ScalarType) -> np.ndarray:
     return raw.view(numpy_dtype(t))
@@ -28,47 +24,25 @@ def _raw(values: np.ndarray, t: ScalarType) -> np.ndarray:
     return values.astype(numpy_dtype(t), copy=False).view(UINT[max(t.bits, 8)])
 
 
-def ftz(x: np.ndarray) -> np.ndarray:
-    """Flush f32 subnormals to sign-preserving zero (PTX `.ftz`)."""
-    tiny = np.abs(x) < F32_MIN_NORMAL
-    if tiny.any():
-        x = np.where(tiny, np.copysign(np.float32(0), x), x)
-    return x
-
-
-def _float_result(r: np.ndarray, bits: int, use_ftz: bool, sat: bool) -> np.ndarray:
-    if use_ftz:
-        r = ftz(r)
-    if sat:
-        # PTX `.sat`: clamp to [0.0, 1.0]; NaN becomes +0.0.
-        r = np.where(np.isnan(r), r.dtype.type(0), np.clip(r, 0, 1))
-    out = r.view(UINT[bits]).copy()
-    nan = np.isnan(r)
-    if nan.any():
-        out[nan] = CANONICAL_NAN[bits]
-    return out
-
-
 def _binary(ctx: CompileContext, ins, fn_int=None, fn_float=None, n_src=2):
+    """Elementwise instruction over ``n_src`` sources of the instruction type.
+
+    ``fn_float(*values, rnd=, ftz=, sat=)`` is one of numerics' exact operations
+    (float arrays in, float array out); ``fn_int(*values)`` works on the typed views.
+    """
     t = ins.types[0]
     srcs = [reader(ctx, o, t, ins) for o in ins.operands[1:1 + n_src]]
     dst = writer(ctx, ins.operands[0], t, ins)
     if t.kind == "f":
-        if t.bits not in (32, 64):
-            raise ctx.unsupported(ins, "(half precision) is not executable yet")
-        rnd = ins.mod("rnd") or "rn"
-        if rnd != "rn" and fn_float is not None:
-            raise ctx.unsupported(ins, f"with rounding `.{rnd}` is not executable yet")
-        use_ftz = ins.has("ftz") and t.bits == 32
-        sat = ins.has("sat")
+        if t.bits not in (32, 64) or fn_float is None:
+            raise ctx.unsupported(ins, "is not executable yet" if fn_float is None else
+                                  "(half precision) is not executable yet")
+        kw = {"rnd": ins.mod("rnd") or "rn", "ftz": ins.has("ftz") and t.bits == 32, "sat": ins.has("sat")}
+        ut = UINT[t.bits]
 
         def run_f(b, lanes):
-            vals = [_view(s(b, lanes), t) for s in srcs]
-            if use_ftz:
-                vals = [ftz(v) for v in vals]
-            with np.errstate(all="ignore"):
-                r = fn_float(*vals)
-            dst(b, lanes, _float_result(r, t.bits, use_ftz, sat))
+            r = fn_float(*[_view(s(b, lanes), t) for s in srcs], **kw)
+            dst(b, lanes, np.asarray(r, dtype=numpy_dtype(t)).view(ut))
         return run_f
     if fn_int is None:
         raise ctx.unsupported(ins, "is not executable for integer types")
@@ -81,6 +55,11 @@ def _binary(ctx: CompileContext, ins, fn_int=None, fn_float=None, n_src=2):
     return run_i
 
 
+def _only(fn, *names):
+    """Adapt a numerics function taking only some of rnd/ftz/sat."""
+    return lambda *v, **kw: fn(*v, **{k: kw[k] for k in names})
+
+
 @impl("add")
 def _add(ctx, ins):
     t = ins.types[0]
@@ -89,7 +68,7 @@ def _add(ctx, ins):
     if ins.has("cc"):
         from .bits import _carry
         return _carry(ctx, ins, intops.add_cc, 2)
-    return _binary(ctx, ins, np.add, np.add), 0, -1
+    return _binary(ctx, ins, np.add, num.fadd), 0, -1
 
 
 @impl("sub")
@@ -100,7 +79,7 @@ def _sub(ctx, ins):
     if ins.has("cc"):
         from .bits import _carry
         return _carry(ctx, ins, intops.sub_cc, 2)
-    return _binary(ctx, ins, np.subtract, np.subtract), 0, -1
+    return _binary(ctx, ins, np.subtract, num.fsub), 0, -1
 
 
 def _saturating(ctx, ins, fn):
@@ -113,7 +92,7 @@ def _saturating(ctx, ins, fn):
 def _mul(ctx, ins):
     t = ins.types[0]
     if t.kind == "f":
-        return _binary(ctx, ins, None, np.multiply), 0, -1
+        return _binary(ctx, ins, None, num.fmul), 0, -1
     mode = ins.mod("hilo") or ins.mod("mulmode") or next((m for m in ins.modifiers if m in ("lo", "hi", "wide")), "lo")
     if ins.has("wide"):
         wt = ScalarType(f"{t.kind if t.kind != 'b' else 'u'}{t.bits * 2}")
@@ -138,7 +117,8 @@ def _mul(ctx, ins):
 def _mad(ctx, ins):
     t = ins.types[0]
     if t.kind == "f":
-        raise ctx.unsupported(ins, "(mad.f32 is fma) is not executable yet")
+        # mad.rnd.f32/f64 is fma (PTX ISA §9.7.3.6); bare mad.f32 (sm_1x) is also computed fused.
+        return _binary(ctx, ins, None, num.ffma, n_src=3), 0, -1
     if ins.has("wide"):
         wt = ScalarType(f"{t.kind if t.kind != 'b' else 'u'}{t.bits * 2}")
         a, b_ = (reader(ctx, o, t, ins) for o in ins.operands[1:3])
@@ -164,39 +144,18 @@ def _mad(ctx, ins):
 
 @impl("fma")
 def _fma(ctx, ins):
-    t = ins.types[0]
-    if t.kind != "f" or t.bits != 32:
-        raise ctx.unsupported(ins, "is not executable yet (needs exact f64 fma emulation)")
-
-    def fma32(a, b, c):
-        # a*b is exact in f64 (48-bit product); p + c rounded once in f64 then to f32
-        # is innocuous double rounding except at f32 midpoints, settled with the error term.
-        p = a.astype(np.float64) * b.astype(np.float64)
-        cc = c.astype(np.float64)
-        s = p + cc
-        bb = s - p
-        err = (p - (s - bb)) + (cc - bb)           # TwoSum: s + err == p + c exactly
-        r = s.astype(np.float32)
-        back = r.astype(np.float64)
-        # When s lies exactly halfway between two f32s, err decides the direction.
-        up = np.nextafter(r, np.float32(np.inf))
-        down = np.nextafter(r, np.float32(-np.inf))
-        mid_up = (up.astype(np.float64) + back) / 2
-        mid_dn = (down.astype(np.float64) + back) / 2
-        r = np.where((s == mid_up) & (err > 0), up, r)
-        r = np.where((s == mid_dn) & (err < 0), down, r)
-        r = np.where((s == mid_up) & (err < 0) & (back < s), r, r)
-        return r
-    return _binary(ctx, ins, None, fma32, n_src=3), 0, -1
+    return _binary(ctx, ins, None, num.ffma, n_src=3), 0, -1
 
 
 @impl("div")
 def _div(ctx, ins):
     t = ins.types[0]
     if t.kind == "f":
-        if ins.has("approx") or ins.has("full"):
-            return _binary(ctx, ins, None, np.divide), 0, -1
-        return _binary(ctx, ins, None, np.divide), 0, -1
+        if ins.has("approx"):
+            return _binary(ctx, ins, None, _only(num.div_approx_f32, "ftz")), 0, -1
+        if ins.has("full"):
+            return _binary(ctx, ins, None, _only(num.div_full_f32, "ftz")), 0, -1
+        return _binary(ctx, ins, None, _only(num.fdiv, "rnd", "ftz")), 0, -1
 
     srcs = [reader(ctx, o, t, ins) for o in ins.operands[1:3]]
     dst = writer(ctx, ins.operands[0], t, ins)
@@ -219,23 +178,21 @@ def _minmax(fn_i, fn_f):
     def build(ctx, ins):
         t = ins.types[0]
         if t.kind == "f":
-            # PTX: a NaN input yields the other input; both NaN give NaN.
-            return _binary(ctx, ins, None, fn_f), 0, -1
+            nan = ins.has("NaN")
+            return _binary(ctx, ins, None, lambda a, b, rnd, ftz, sat: fn_f(a, b, ftz=ftz, nan=nan)), 0, -1
         return _binary(ctx, ins, fn_i), 0, -1
     return build
 
 
-impl("min")(_minmax(np.minimum, np.fmin))
-impl("max")(_minmax(np.maximum, np.fmax))
+impl("min")(_minmax(np.minimum, num.fmin))
+impl("max")(_minmax(np.maximum, num.fmax))
 
 
 @impl("neg")
 def _neg(ctx, ins):
     t = ins.types[0]
     if t.kind == "f":
-        src, dst = reader(ctx, ins.operands[1], t, ins), writer(ctx, ins.operands[0], t, ins)
-        sign = UINT[t.bits](1 << (t.bits - 1))
-        return (lambda b, lanes: dst(b, lanes, src(b, lanes) ^ sign)), 0, -1
+        return _binary(ctx, ins, None, _only(num.fneg, "ftz"), n_src=1), 0, -1
     return _binary(ctx, ins, lambda a: -a, n_src=1), 0, -1
 
 
@@ -243,10 +200,23 @@ def _neg(ctx, ins):
 def _abs(ctx, ins):
     t = ins.types[0]
     if t.kind == "f":
-        src, dst = reader(ctx, ins.operands[1], t, ins), writer(ctx, ins.operands[0], t, ins)
-        mask = UINT[t.bits]((1 << (t.bits - 1)) - 1)
-        return (lambda b, lanes: dst(b, lanes, src(b, lanes) & mask)), 0, -1
+        return _binary(ctx, ins, None, _only(num.fabs, "ftz"), n_src=1), 0, -1
     return _binary(ctx, ins, lambda a: np.abs(a).astype(a.dtype), n_src=1), 0, -1
+
+
+@impl("copysign")
+def _copysign(ctx, ins):
+    return _binary(ctx, ins, None, lambda a, b, **kw: num.copysign(a, b)), 0, -1
+
+
+@impl("testp")
+def _testp(ctx, ins):
+    t = ins.types[0]
+    op = next(m for m in ins.modifiers if m in ("finite", "infinite", "number", "notanumber", "normal",
+                                                  "subnormal"))
+    src = reader(ctx, ins.operands[1], t, ins)
+    dst = writer(ctx, ins.operands[0], ScalarType.PRED, ins)
+    return (lambda b, lanes: dst(b, lanes, num.testp(_view(src(b, lanes), t), op))), 0, -1
 
 
 def _bitwise(fn, n_src=2):
@@ -295,24 +265,6 @@ _INT_CMP = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equ
             "ge": np.greater_equal, "lo": np.less, "ls": np.less_equal, "hi": np.greater, "hs": np.greater_equal}
 
 
-def _float_cmp(op: str):
-    base = op.rstrip("u") if op not in ("num", "nan") else op
-    unordered = op.endswith("u") and op != "num"
-    f = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater,
-         "ge": np.greater_equal}.get(base)
-
-    def cmp(a, b):
-        nan = np.isnan(a) | np.isnan(b)
-        if op == "num":
-            return ~nan
-        if op == "nan":
-            return nan
-        with np.errstate(invalid="ignore"):
-            r = f(a, b)
-        return (r | nan) if unordered else (r & ~nan)
-    return cmp
-
-
 def _compare(ctx, ins):
     t = ins.types[0]
     op = next(m for m in ins.modifiers if m in _INT_CMP or m in ("equ", "neu", "ltu", "leu", "gtu", "geu",
@@ -320,10 +272,8 @@ def _compare(ctx, ins):
     if t.kind == "f":
         if t.bits not in (32, 64):
             raise ctx.unsupported(ins, "(half precision) is not executable yet")
-        fn = _float_cmp(op)
-        use_ftz = ins.has("ftz")
-        return lambda a, b: fn(ftz(_view(a, t)) if use_ftz else _view(a, t),
-                               ftz(_view(b, t)) if use_ftz else _view(b, t))
+        use_ftz = ins.has("ftz") and t.bits == 32
+        return lambda a, b: num.fcompare(_view(a, t), _view(b, t), op, ftz=use_ftz)
     view_t = t if op not in ("lo", "ls", "hi", "hs") else ScalarType(f"u{t.bits}")
     if t.kind == "b":
         view_t = ScalarType(f"u{t.bits}")
@@ -373,15 +323,18 @@ def _selp(ctx, ins):
     return (lambda b, lanes: dst(b, lanes, np.where(c(b, lanes), a(b, lanes), b_(b, lanes)))), 0, -1
 
 
-@impl("rcp", "sqrt", "rsqrt")
+_APPROX = {"rcp": num.rcp_approx, "sqrt": num.sqrt_approx, "rsqrt": num.rsqrt_approx,
+           "sin": num.sin_approx, "cos": num.cos_approx, "ex2": num.ex2_approx, "lg2": num.lg2_approx,
+           "tanh": num.tanh_approx}
+_EXACT = {"rcp": num.frcp, "sqrt": num.fsqrt}
+
+
+@impl("rcp", "sqrt", "rsqrt", "sin", "cos", "ex2", "lg2", "tanh")
 def _unary_float(ctx, ins):
     t = ins.types[0]
-    approx = ins.has("approx")
-    rnd = ins.mod("rnd") or ("rn" if not approx else None)
-    if rnd not in (None, "rn") or t.bits not in (32, 64):
-        raise ctx.unsupported(ins, "is not executable yet")
-    fn = {"rcp": lambda x: np.float64(1.0).astype(x.dtype) / x if x.dtype == np.float64 else
-          (1.0 / x.astype(np.float64)).astype(np.float32),
-          "sqrt": lambda x: np.sqrt(x.astype(np.float64)).astype(x.dtype) if x.dtype == np.float32 else np.sqrt(x),
-          "rsqrt": lambda x: (1.0 / np.sqrt(x.astype(np.float64))).astype(x.dtype)}[ins.opcode]
-    return _binary(ctx, ins, None, fn, n_src=1), 0, -1
+    if t.kind != "f" or t.bits not in (32, 64):
+        raise ctx.unsupported(ins, "(half precision) is not executable yet")
+    if ins.has("approx") or ins.opcode not in _EXACT:
+        fn = _APPROX[ins.opcode]
+        return _binary(ctx, ins, None, lambda a, rnd, ftz, sat: fn(a, ftz=ftz), n_src=1), 0, -1
+    return _binary(ctx, ins, None, _only(_EXACT[ins.opcode], "rnd", "ftz"), n_src=1), 0, -1

@@ -9,7 +9,8 @@ from ...ir.types import ScalarType
 from ..program import CompileContext, numpy_dtype, reader, writer
 from ..state import FLOAT, SINT, UINT
 from . import impl
-from .arith import ftz
+from .. import half
+from .. import numerics as num
 
 
 @impl("mov")
@@ -65,82 +66,70 @@ def _int_to_int(v: np.ndarray, src: ScalarType, dst: ScalarType, sat: bool) -> n
     return sv.view(UINT[src.bits]).astype(UINT[max(dst.bits, 8)])
 
 
-_IRND = {"rni": np.rint, "rzi": np.trunc, "rmi": np.floor, "rpi": np.ceil}
+_HALF = ("f16", "bf16")
 
 
 @impl("cvt")
 def _cvt(ctx: CompileContext, ins: ir.Instruction):
     dst_t, src_t = ins.types[0], ins.types[1]
+    if dst_t.value.endswith("x2") or src_t.value.endswith("x2") or len(ins.operands) > 2:
+        return _cvt_pack(ctx, ins), 0, -1
     src = reader(ctx, ins.operands[1], src_t, ins)
     dst = writer(ctx, ins.operands[0], dst_t, ins)
     sat = ins.has("sat")
     use_ftz = ins.has("ftz")
-    rnd = ins.mod("rnd") or ins.mod("irnd") or next((m for m in ins.modifiers if m in
-                                                     ("rn", "rz", "rm", "rp", "rni", "rzi", "rmi", "rpi")), None)
-    if dst_t.kind in "sub" and src_t.kind in "sub":
+    rnd = next((m for m in ins.modifiers if m in ("rn", "rz", "rm", "rp", "rna", "rni", "rzi", "rmi", "rpi")),
+               None)
+    d, s_ = dst_t.value, src_t.value
+    dk, sk = dst_t.kind, src_t.kind
+    out_u = UINT[max(dst_t.bits, 8)]
+    if dk in "sub" and sk in "sub":
         return (lambda b, lanes: dst(b, lanes, _int_to_int(src(b, lanes), src_t, dst_t, sat))), 0, -1
-    if src_t.kind == "f" and dst_t.kind in "su":
-        if src_t.bits not in (32, 64):
-            raise ctx.unsupported(ins, "(half precision source) is not executable yet")
-        fn = _IRND.get(rnd or "rzi")
-        if fn is None:
-            raise ctx.unsupported(ins, f"with `.{rnd}` is not executable")
-        info = np.iinfo(numpy_dtype(dst_t))
+    if s_ in _HALF or d in _HALF:
+        fn = _half_cvt(ctx, ins, d, s_, rnd, use_ftz, sat)
+    elif sk == "f" and dk in "su":
+        fn = lambda x: num.cvt_f2i(x.view(FLOAT[src_t.bits]), d, rnd or "rzi", ftz=use_ftz)  # noqa: E731
+    elif dk == "f" and sk in "su":
+        fn = lambda x: num.cvt_i2f(x.view(numpy_dtype(src_t)), s_, d, rnd or "rn", sat=sat)  # noqa: E731
+    elif dk == "f" and sk == "f":
+        fn = lambda x: num.cvt_f2f(x.view(FLOAT[src_t.bits]), d, rnd, ftz=use_ftz, sat=sat)  # noqa: E731
+    else:
+        raise ctx.unsupported(ins, "is not executable yet")
+    want = numpy_dtype(dst_t) if dk != "f" or dst_t.bits in (32, 64) else np.dtype(np.uint16)
 
-        def f2i(b, lanes):
-            x = src(b, lanes).view(FLOAT[src_t.bits]).astype(np.float64)
-            if use_ftz:
-                x = ftz(x.astype(np.float32)).astype(np.float64) if src_t.bits == 32 else x
-            r = fn(x)
-            # Float-to-integer conversions saturate; NaN converts to 0 (PTX ISA cvt).
-            r = np.where(np.isnan(r), 0, r)
-            lo, hi = float(info.min), float(info.max)
-            over, under = r >= hi, r <= lo
-            clipped = np.clip(r, lo, hi)
-            out = clipped.astype(np.int64) if info.min < 0 else \
-                np.where(over, 0, clipped).astype(np.uint64)
-            out = out.astype(numpy_dtype(dst_t))
-            if info.min >= 0:
-                out = np.where(over, numpy_dtype(dst_t).type(info.max), out)
-            else:
-                out = np.where(over, numpy_dtype(dst_t).type(info.max), np.where(under, numpy_dtype(dst_t).type(info.min), out))
-            dst(b, lanes, out.view(UINT[dst_t.bits]))
-        return f2i, 0, -1
-    if dst_t.kind == "f" and src_t.kind in "su":
-        if (rnd or "rn") != "rn" or dst_t.bits not in (32, 64):
-            raise ctx.unsupported(ins, "is not executable yet")
-        if dst_t.bits == 32 and src_t.bits == 64:
-            raise ctx.unsupported(ins, "(64-bit integer to f32) is not executable yet")
+    def run(b, lanes):
+        r = np.asarray(fn(src(b, lanes)))
+        dst(b, lanes, (r if r.dtype == want else r.astype(want)).view(out_u))
+    return run, 0, -1
 
-        def i2f(b, lanes):
-            v = src(b, lanes).view(numpy_dtype(src_t))
-            dst(b, lanes, v.astype(FLOAT[dst_t.bits]).view(UINT[dst_t.bits]))
-        return i2f, 0, -1
-    if dst_t.kind == "f" and src_t.kind == "f" and {dst_t.bits, src_t.bits} <= {32, 64}:
-        if rnd in _IRND:
-            fn = _IRND[rnd]
 
-            def f2f_int(b, lanes):
-                x = src(b, lanes).view(FLOAT[src_t.bits])
-                if use_ftz and src_t.bits == 32:
-                    x = ftz(x)
-                r = fn(x)
-                if sat:
-                    r = np.where(np.isnan(r), 0, np.clip(r, 0, 1)).astype(r.dtype)
-                dst(b, lanes, r.astype(FLOAT[dst_t.bits]).view(UINT[dst_t.bits]))
-            return f2f_int, 0, -1
-        if dst_t.bits < src_t.bits and (rnd or "rn") != "rn":
-            raise ctx.unsupported(ins, "is not executable yet")
+def _half_cvt(ctx, ins, d, s_, rnd, use_ftz, sat):
+    """Conversions to and from f16/bf16 (held as uint16 bits), on half.py's exact models."""
+    if s_ in _HALF and d in _HALF:
+        return lambda x: half.half_to_half(x, s_, d, rnd or "rn", sat=sat)
+    if s_ in _HALF and d == "f32":
+        return lambda x: half.half_to_f32(x, s_)
+    if s_ in _HALF and d == "f64":
+        return lambda x: half.half_to_f64(x, s_)
+    if s_ in _HALF:
+        return lambda x: half.half_to_int(x, s_, d, rnd or "rni", ftz=use_ftz)
+    if s_ == "f32":
+        return lambda x: half.f32_to_half(x.view(np.float32), d, rnd or "rn", ftz=use_ftz, sat=sat)
+    if s_ == "f64":
+        return lambda x: half.f64_to_half(x.view(np.float64), d, rnd or "rn", sat=sat)
+    return lambda x: half.int_to_half(x, s_, d, rnd or "rn", sat=sat)
 
-        def f2f(b, lanes):
-            x = src(b, lanes).view(FLOAT[src_t.bits])
-            if use_ftz and src_t.bits == 32:
-                x = ftz(x)
-            r = x.astype(FLOAT[dst_t.bits])
-            if use_ftz and dst_t.bits == 32:
-                r = ftz(r)
-            if sat:
-                r = np.where(np.isnan(r), 0, np.clip(r, 0, 1)).astype(r.dtype)
-            dst(b, lanes, r.view(UINT[dst_t.bits]))
-        return f2f, 0, -1
-    raise ctx.unsupported(ins, "is not executable yet")
+
+def _cvt_pack(ctx, ins):
+    """`cvt.rn.f16x2.f32 d, a, b` / `cvt.rn.bf16x2.f32`: two f32 into one packed register."""
+    dst_t, src_t = ins.types[0], ins.types[1]
+    if dst_t.value not in ("f16x2", "bf16x2") or src_t.value != "f32" or len(ins.operands) != 3:
+        raise ctx.unsupported(ins, "is not executable yet")
+    a, b_ = (reader(ctx, o, src_t, ins) for o in ins.operands[1:3])
+    dst = writer(ctx, ins.operands[0], ScalarType.B32, ins)
+    rnd = next((m for m in ins.modifiers if m in ("rn", "rz", "rm", "rp", "rna")), "rn")
+    relu, satf = ins.has("relu"), ins.has("satfinite")
+    fmt = dst_t.value[:-2]
+    return lambda b, lanes: dst(b, lanes, np.asarray(half.cvt_x2_f32(
+        a(b, lanes).view(np.float32), b_(b, lanes).view(np.float32), fmt, rnd, relu=relu, satfinite=satf)
+    ).astype(np.uint32))
