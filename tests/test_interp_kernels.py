@@ -284,3 +284,90 @@ def test_warp_redux():
                   np.bitwise_and.reduce(a), np.bitwise_or.reduce(a), np.bitwise_xor.reduce(a)]
         assert [int(v) for v in out_u[6 * w:6 * w + 6]] == [int(v) for v in expect]
         assert list(out_s[2 * w:2 * w + 2]) == [b.min(), b.max()]
+
+
+def _ulp_distance(got: np.ndarray, ref: np.ndarray) -> np.ndarray:
+    """ULPs between two float arrays of one type (monotone integer mapping of the bits)."""
+    bits = {np.float32: (np.int32, 0x7FFFFFFF), np.float64: (np.int64, 0x7FFFFFFFFFFFFFFF)}
+    it, mask = bits[got.dtype.type]
+    def key(x):
+        i = x.view(it).astype(object)
+        return np.array([v if v >= 0 else -(v & mask) for v in i], dtype=object)
+    return np.abs(key(got) - key(ref.astype(got.dtype)))
+
+
+def test_float_math_library_within_cuda_ulp_bounds():
+    # The interpreter runs libdevice's instruction sequences exactly; the results must lie within
+    # the maximum ULP errors the CUDA C Programming Guide documents for these functions.
+    n = 200
+    x = ((RNG.random(n) - 0.5) * 20).astype(np.float32)
+    out = np.zeros(7 * n, np.float32)
+    kernel("math_precise", "float_math")(2, 128, (x, out, n))
+    o = out.reshape(n, 7)
+    xd = x.astype(np.float64)
+    refs = [np.sin(xd), np.cos(xd), np.tan(xd), np.exp(xd), np.log(np.abs(xd) + 1), np.sqrt(np.abs(xd)),
+            np.abs(xd) ** 1.5]
+    bounds = [2, 2, 4, 2, 1, 0, 4]      # sinf cosf tanf expf logf sqrtf powf
+    for k, (ref, ulps) in enumerate(zip(refs, bounds)):
+        ref32 = ref.astype(np.float32)
+        if k == 4:
+            ref32 = np.log(np.abs(x) + np.float32(1)).astype(np.float64).astype(np.float32)
+        assert _ulp_distance(o[:, k], ref32).max() <= ulps + 1, k
+
+
+def test_division_reciprocal_fma_exactly():
+    n = 150
+    a, b, c = ((RNG.random((3, n)) - 0.5) * 100).astype(np.float32)
+    q, r, f, cs = (np.zeros(n, np.float32) for _ in range(4))
+    dq, df = np.zeros(n, np.float64), np.zeros(n, np.float64)
+    kernel("math_precise", "div_fma")(2, 128, (a, b, c, q, r, f, dq, df, cs, n))
+    assert np.array_equal(q, a / b)                       # div.rn.f32: correctly rounded
+    assert np.array_equal(r, np.float32(1) / b)           # rcp.rn.f32
+    assert np.array_equal(f, [_round_f32(Fraction(float(x)) * Fraction(float(y)) + Fraction(float(z)))
+                              for x, y, z in zip(a, b, c)])
+    assert np.array_equal(dq, a.astype(np.float64) / b.astype(np.float64))
+    assert np.array_equal(df, [float(Fraction(float(x)) * Fraction(float(y)) + Fraction(float(z)))
+                               for x, y, z in zip(a, b, c)])        # float(Fraction) rounds correctly
+    assert np.array_equal(cs, np.copysign(np.maximum(a - c, np.float32(0)), b))
+
+
+def test_integer_intrinsics():
+    n = 100
+    a = RNG.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)
+    a[:3] = [0, 1, 0x80000000]
+    b64 = RNG.integers(0, 1 << 63, n, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
+    b64[0] = 0
+    out = np.zeros(8 * n, np.int32)
+    kernel("int_intrinsics", "bit_ops")(1, 128, (a, b64, out, n))
+    o = out.reshape(n, 8).astype(np.int64)
+    for i in range(n):
+        x, y = int(a[i]), int(b64[i])
+        ffs = lambda v: (v & -v).bit_length()  # noqa: E731
+        brev32 = int(f"{x:032b}"[::-1], 2)
+        expect = [bin(x).count("1"), 32 - x.bit_length(), brev32 - (1 << 32) * (brev32 >> 31), ffs(x),
+                  bin(y).count("1"), 64 - y.bit_length(), ffs(y)]
+        brev64_hi = int(f"{y:064b}"[::-1], 2) >> 32
+        expect.append(brev64_hi - (1 << 32) * (brev64_hi >> 31))
+        assert list(o[i]) == expect, i
+
+
+def test_byte_perm_and_funnel_shifts():
+    n = 80
+    x, y = (RNG.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32) for _ in range(2))
+    s = RNG.integers(0, 1 << 16, n, dtype=np.uint64).astype(np.uint32)
+    s[:4] = [0, 31, 32, 40]
+    out = np.zeros(4 * n, np.uint32)
+    kernel("int_intrinsics", "permute_funnel")(1, 128, (x, y, s, out, n))
+    o = out.reshape(n, 4)
+    for i in range(n):
+        xi, yi, si = int(x[i]), int(y[i]), int(s[i])
+        src = (yi << 32) | xi
+        perm = 0
+        for k in range(4):
+            sel = (si >> (4 * k)) & 7
+            perm |= ((src >> (8 * sel)) & 0xFF) << (8 * k)
+        w = (yi << 32) | xi
+        fl = ((w << (si & 31)) >> 32) & 0xFFFFFFFF
+        fr = (w >> (si & 31)) & 0xFFFFFFFF
+        flc = ((w << min(si, 32)) >> 32) & 0xFFFFFFFF
+        assert [int(v) for v in o[i]] == [perm, fl, fr, flc], i

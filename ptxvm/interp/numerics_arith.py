@@ -5,8 +5,11 @@ and the setp/set comparison operators (§9.7.6.1-2, "Floating Point Comparison")
 All functions take numpy arrays (scalars broadcast) of float32 or float64 and
 infer the PTX type from the dtype.  ``ftz`` only affects .f32 (PTX: ".ftz applies
 to .f32 only"); it flushes subnormal inputs and results to sign-preserving zero.
-Results are computed exactly (see :mod:`numerics_core`) and never depend on the
-host FPU's rounding mode.
+Directed roundings are computed exactly (see :mod:`numerics_core`) and never
+change the host FPU's rounding mode; ``.rn`` add/sub/mul/div/sqrt use numpy's own
+IEEE-754 round-to-nearest-even operation of the same width (which is exact by
+definition under numpy's default environment), then apply the PTX NaN/.ftz/.sat
+rules.
 """
 
 from __future__ import annotations
@@ -43,12 +46,16 @@ def fadd(a, b, rnd="rn", ftz=False, sat=False):
     """PTX ``add{.rnd}{.ftz}{.sat}.f32`` / ``add{.rnd}.f64``: a + b rounded once."""
     check_rnd(rnd)
     dt, (a, b) = prep(a, b, ftz=ftz)
+    if rnd == "rn":  # numpy's own IEEE round-to-nearest-even operation is exact
+        return finish(a + b, dt, a, b, ftz=ftz, sat=sat)
     a64, b64 = a.astype(F64), b.astype(F64)
     if dt == F32:
         s, e = two_sum(a64, b64)  # exact: f32 operands cannot overflow f64
         k = 0
     else:
-        big = np.maximum(np.abs(a64), np.abs(b64)) >= 2.0**1000
+        # halve only sums that overflow: both addends are then >= 2**1022, so the
+        # halving is exact (halving a subnormal would not be)
+        big = np.isinf(a64 + b64) & np.isfinite(a64) & np.isfinite(b64)
         k = big.astype(np.int64)
         s, e = two_sum(np.where(big, a64 * 0.5, a64), np.where(big, b64 * 0.5, b64))
     fin = np.isfinite(a64) & np.isfinite(b64)
@@ -78,9 +85,11 @@ def fmul(a, b, rnd="rn", ftz=False, sat=False):
     """PTX ``mul{.rnd}{.ftz}{.sat}.f32`` / ``mul{.rnd}.f64``."""
     check_rnd(rnd)
     dt, (a, b) = prep(a, b, ftz=ftz)
+    if rnd == "rn":
+        return finish(a * b, dt, a, b, ftz=ftz, sat=sat)
     a64, b64 = a.astype(F64), b.astype(F64)
     p = a64 * b64
-    gen = np.isfinite(p) & (p != 0) & np.isfinite(a64) & np.isfinite(b64)
+    gen = (a64 != 0) & (b64 != 0) & np.isfinite(a64) & np.isfinite(b64)
     if dt == F32:  # the product of two f32 is exact in f64
         r = round_to_f32(np.where(gen, p, 1.0), 0, rnd).astype(F64)
     else:
@@ -137,7 +146,9 @@ def ffma(a, b, c, rnd="rn", ftz=False, sat=False):
     dt, (a, b, c) = prep(a, b, c, ftz=ftz)
     a64, b64, c64 = a.astype(F64), b.astype(F64), c.astype(F64)
     fin = np.isfinite(a64) & np.isfinite(b64) & np.isfinite(c64)
-    naive = a64 * b64 + c64  # right for every non-finite case (inf*0, inf-inf, NaN)
+    # right for every non-finite case (inf*0, inf-inf, NaN); a finite product that
+    # overflows f64 is still finite, so an infinite c wins
+    naive = np.where(np.isinf(c64) & np.isfinite(a64) & np.isfinite(b64), c64, a64 * b64 + c64)
     if dt == F32:
         p = a64 * b64  # exact
         s, e = two_sum(np.where(fin, p, 0.0), np.where(fin, c64, 0.0))
@@ -175,6 +186,8 @@ def fdiv(a, b, rnd="rn", ftz=False):
     representable and computed exactly with TwoProduct on frexp mantissas."""
     check_rnd(rnd)
     dt, (a, b) = prep(a, b, ftz=ftz)
+    if rnd == "rn":
+        return finish(a / b, dt, a, b, ftz=ftz)
     a64, b64 = a.astype(F64), b.astype(F64)
     q = a64 / b64
     gen = np.isfinite(a64) & np.isfinite(b64) & (a64 != 0) & (b64 != 0)
@@ -203,6 +216,8 @@ def fsqrt(a, rnd="rn", ftz=False):
     sqrt(-0) = -0, sqrt(x<0) = NaN, sqrt(+inf) = +inf."""
     check_rnd(rnd)
     dt, (a,) = prep(a, ftz=ftz)
+    if rnd == "rn":
+        return finish(np.sqrt(a), dt, a, ftz=ftz)
     a64 = a.astype(F64)
     s = np.sqrt(a64)
     gen = np.isfinite(a64) & (a64 > 0)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...ir.types import ScalarType
-from .. import intops
+from .. import half, intops
 from .. import numerics as num
 from ..program import CompileContext, numpy_dtype, reader, writer
 from ..state import SINT, UINT
@@ -33,6 +33,8 @@ def _binary(ctx: CompileContext, ins, fn_int=None, fn_float=None, n_src=2):
     t = ins.types[0]
     srcs = [reader(ctx, o, t, ins) for o in ins.operands[1:1 + n_src]]
     dst = writer(ctx, ins.operands[0], t, ins)
+    if t.value in _HALF_TYPES:
+        return _half_binary(ctx, ins, srcs, dst, n_src)
     if t.kind == "f":
         if t.bits not in (32, 64) or fn_float is None:
             raise ctx.unsupported(ins, "is not executable yet" if fn_float is None else
@@ -53,6 +55,32 @@ def _binary(ctx: CompileContext, ins, fn_int=None, fn_float=None, n_src=2):
             r = fn_int(*vals)
         dst(b, lanes, _raw(r, t))
     return run_i
+
+
+_HALF_TYPES = ("f16", "bf16", "f16x2", "bf16x2")
+_HALF_OPS = {"add": half.add, "sub": half.sub, "mul": half.mul, "fma": half.fma, "neg": half.neg,
+             "abs": half.abs_, "min": half.min_, "max": half.max_}
+
+
+def _half_binary(ctx, ins, srcs, dst, n_src):
+    """f16/bf16 scalar and packed-x2 arithmetic (bits in uint16 / uint32) on half.py's models."""
+    t = ins.types[0].value
+    fn = _HALF_OPS.get(ins.opcode)
+    rnd = ins.mod("rnd") or "rn"
+    if fn is None or rnd != "rn":
+        raise ctx.unsupported(ins, "(half precision) is not executable yet")
+    kw = {"ftz": ins.has("ftz")}
+    if ins.opcode in ("add", "sub", "mul", "fma"):
+        kw["sat"] = ins.has("sat")
+    if ins.opcode == "fma":
+        kw["relu"] = ins.has("relu")
+    if ins.opcode in ("min", "max"):
+        kw["nan"] = ins.has("NaN")
+    ut = UINT[ins.types[0].bits]
+
+    def run(b, lanes):
+        dst(b, lanes, np.asarray(fn(*[s(b, lanes) for s in srcs], t, **kw)).astype(ut))
+    return run
 
 
 def _only(fn, *names):
@@ -269,9 +297,12 @@ def _compare(ctx, ins):
     t = ins.types[0]
     op = next(m for m in ins.modifiers if m in _INT_CMP or m in ("equ", "neu", "ltu", "leu", "gtu", "geu",
                                                                    "num", "nan"))
+    if t.value in ("f16", "bf16"):
+        use_ftz = ins.has("ftz")
+        return lambda a, b: half.setp(op, a, b, t.value, ftz=use_ftz)
     if t.kind == "f":
         if t.bits not in (32, 64):
-            raise ctx.unsupported(ins, "(half precision) is not executable yet")
+            raise ctx.unsupported(ins, "(packed half comparisons) are not executable yet")
         use_ftz = ins.has("ftz") and t.bits == 32
         return lambda a, b: num.fcompare(_view(a, t), _view(b, t), op, ftz=use_ftz)
     view_t = t if op not in ("lo", "ls", "hi", "hs") else ScalarType(f"u{t.bits}")
