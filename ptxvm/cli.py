@@ -336,6 +336,7 @@ examples:
   ptxvm fmt --check kernel.ptx           exit 1 unless already canonical
   ptxvm isa --status unsupported         instructions ptxvm cannot run yet
   ptxvm isa --coverage kernel.ptx        which opcodes of a file are supported
+  ptxvm run k.ptx --grid 4 --block 256 --arg 'f32[1024]=random(seed=1)' --arg 'f32[1024]=zeros' --arg 1024
 
 environment:
   PTXVM_CACHE_DIR   where parsed modules are cached (default: the user cache dir)
@@ -412,6 +413,9 @@ examples:
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument("--coverage", nargs="+", metavar="FILE", help="report the opcodes these PTX files use")
     p.set_defaults(func=cmd_isa)
+
+    from .cli_run import add_parser as add_run
+    add_run(sub, fmt)
     return ap
 
 

@@ -31,6 +31,8 @@ class Diagnostic:
         return ":".join(parts)
 
     def render(self) -> str:
+        if self.filename is None and self.line is None:
+            return f"{self.severity}: {self.message}"
         text = f"{self.location()}: {self.severity}: {self.message}"
         if self.source_line is not None and self.column is not None:
             src = self.source_line.rstrip("\r\n").expandtabs(1)

@@ -141,7 +141,12 @@ class Module:
         return {name: _params(f) for name, f in self.ir.kernels.items()}
 
     def get_function(self, name: str) -> "Kernel":
+        """A kernel by its PTX name, or by its C++ name when that is unambiguous
+        (``vector_add`` finds ``_Z10vector_addPKfS0_Pfi``)."""
         f = self.ir.kernels.get(name)
+        if f is None:
+            hits = [k for k in self.ir.kernels if k.startswith(f"_Z{len(name)}{name}")]
+            f = self.ir.kernels[hits[0]] if len(hits) == 1 else None
         if f is None:
             known = ", ".join(self.ir.kernels) or "none"
             raise LaunchError(f"no kernel named `{name}` in {self.filename or 'this module'} (kernels: {known})")
