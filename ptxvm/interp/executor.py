@@ -169,7 +169,7 @@ def run_kernel(program: Program, geometry: Geometry, memory: DeviceMemory, param
 def _run_batch(program: Program, b: Batch, max_steps: int) -> None:
     ops = program.ops
     n_ops = len(ops)
-    alive = np.arange(b.n)
+    alive = b.all
     while True:
         if b.pc is None:
             p = b.pc_scalar
@@ -190,7 +190,7 @@ def _run_batch(program: Program, b: Batch, max_steps: int) -> None:
             if lanes.size == runnable.sum() and not b.waiting.any():
                 # Reconverged: back to one PC for everybody.
                 b.pc, b.pc_scalar = None, p
-                alive = lanes
+                alive = lanes = b.all if lanes.size == b.n else lanes
             else:
                 b.divergent_steps += 1
         if p >= n_ops:

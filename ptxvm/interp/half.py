@@ -2,7 +2,7 @@
 
 Scalars are held in ``uint16`` arrays of raw bits, packed ``.f16x2`` /
 ``.bf16x2`` values in ``uint32`` with element 0 in the **low** half (PTX ISA
-9.0, 5.2.x "Packed data types").  Every function is vectorised over threads;
+9.0, 5.2.x "Packed Data Types").  Every function is vectorised over threads;
 type arguments are the PTX type names ``"f16" "f16x2" "bf16" "bf16x2"``.
 
 Rounding, once, from exact values
@@ -39,8 +39,9 @@ module never double-rounds and keeps the TwoSum tail instead.
 Implementation choices (ISA leaves them open or is terse)
 ---------------------------------------------------------
 * NaN results are the canonical NaN ``0x7FFF`` for f16 and bf16 (and
-  ``0x7FFFFFFF`` for f32 results of conversions): PTX ISA 9.7.4 "NaN
-  results are canonical", hardware returns no payloads.
+  ``0x7FFFFFFF``/``0x7FFFFFFFFFFFFFFF`` for f32/f64 results of
+  conversions); no NaN payload is propagated (the canonical NaN is what
+  the ISA names for ``.NaN`` min/max and ``.relu``; we use it throughout).
 * ``.ftz`` flushes subnormal inputs and subnormal (after rounding) results
   to sign-preserving zero.
 * ``.sat`` clamps to ``[+0.0, 1.0]``; NaN and ``-0.0`` give ``+0.0``.
@@ -245,9 +246,10 @@ def _to_f64(h, fmt: Fmt, ftz: bool = False):
     h = to_unsigned(h, 16)
     if ftz:
         h = _flush_in(h, fmt)
-    if fmt is F16:
-        return h.view(np.float16).astype(np.float64)
-    return (h.astype(np.uint32) << np.uint32(16)).view(np.float32).astype(np.float64)
+    with np.errstate(invalid="ignore"):          # signalling NaNs: no warning
+        if fmt is F16:
+            return h.view(np.float16).astype(np.float64)
+        return (h.astype(np.uint32) << np.uint32(16)).view(np.float32).astype(np.float64)
 
 
 def _flush_in(h, fmt: Fmt):
@@ -294,7 +296,8 @@ def f32_to_half(a, fmt: str = "f16", rnd: str = "rn", *, ftz: bool = False,
     x = to_unsigned(a, 32)
     if ftz:
         x = np.where((x & np.uint32(0x7F800000)) == 0, x & np.uint32(0x80000000), x)
-    v = x.view(np.float32).astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        v = x.view(np.float32).astype(np.float64)
     return _round_f64(v, _fmt(fmt)[0], rnd, satfinite=satfinite, sat=sat, relu=relu)
 
 
@@ -340,12 +343,16 @@ def half_to_half(h, src: str, dst: str, rnd: str = "rn", *, sat: bool = False,
     return _round_f64(v, _fmt(dst)[0], rnd, satfinite=satfinite, sat=sat, relu=relu)
 
 
+_IRND = {"rni": np.rint, "rzi": np.trunc, "rmi": np.floor, "rpi": np.ceil}
+
+
 def half_rint(h, fmt: str = "f16", irnd: str = "rni"):
     """``cvt.{rni,rzi,rmi,rpi}.f16.f16`` / ``.bf16.bf16``: round to an
     integral value in the same format (exact, canonical NaN)."""
     f = _fmt(fmt)[0]
     v = _to_f64(h, f)
-    r = {"rni": np.rint, "rzi": np.trunc, "rmi": np.floor, "rpi": np.ceil}[irnd](v)
+    with np.errstate(invalid="ignore"):
+        r = _IRND[irnd](v)
     return _round_f64(r, f, "rn")
 
 
@@ -356,7 +363,8 @@ def half_to_int(h, fmt: str, dtype: str, irnd: str = "rni", *, ftz: bool = False
     Returns the unsigned bits of ``dtype``'s width."""
     f = _fmt(fmt)[0]
     v = _to_f64(h, f, ftz=ftz)
-    r = {"rni": np.rint, "rzi": np.trunc, "rmi": np.floor, "rpi": np.ceil}[irnd](v)
+    with np.errstate(invalid="ignore"):
+        r = _IRND[irnd](v)
     bits, signed = type_info(dtype)
     r = np.where(np.isnan(r), 0.0, r)
     udt = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}[bits]

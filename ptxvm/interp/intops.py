@@ -12,13 +12,13 @@ or LUT entries, a fixed small number of whole-array steps).
 
 References are to the NVIDIA PTX ISA 9.0, chapter 9.7 ("Instructions"):
 9.7.1 integer arithmetic, 9.7.2 extended-precision arithmetic, 9.7.6
-comparison and selection, 9.7.8 logic and shift, 9.7.9.21 ``cvt``, 9.7.9.x
-``prmt``, 9.7.x video instructions (``vabsdiff4``).
+comparison and selection, 9.7.8 logic and shift, 9.7.9.7 ``prmt``, 9.7.9.21
+``cvt``, 9.7.18.2.3 SIMD video instructions (``vabsdiff4``).
 
 Implementation-defined choices (the ISA leaves these open)
 ----------------------------------------------------------
-* ``div``/``rem`` by zero (9.7.1.8/9.7.1.9: "Division by zero yields an
-  unspecified, machine-specific value"): every lane gets **all ones** of the
+* ``div``/``rem`` by zero (9.7.1.8/9.7.1.9 leave the result unspecified and
+  machine-specific): every lane gets **all ones** of the
   type width (``0xFFFFFFFF`` for ``.u32`` *and* ``.s32``), for ``div`` and for
   ``rem``.  This is what NVIDIA GPUs return: the ptxas division sequences end
   with ``@!P LOP3.LUT d, RZ, b, RZ, 0x33`` (``d = ~b`` when ``b == 0``), and
@@ -748,7 +748,7 @@ def lop3(a, b, c, lut: int, t: str = "b32"):
 
 
 def shl(a, b, t: str):
-    """``shl.type d, a, b`` (9.7.8.7; b16 b32 b64): shift amount ``b`` is an
+    """``shl.type d, a, b`` (9.7.8.8; b16 b32 b64): shift amount ``b`` is an
     unsigned 32-bit value; amounts >= width give 0."""
     bits, _ = type_info(t)
     x = to_unsigned(a, bits).astype(np.uint64)
@@ -758,7 +758,7 @@ def shl(a, b, t: str):
 
 
 def shr(a, b, t: str):
-    """``shr.type d, a, b`` (9.7.8.8): logical for ``.b``/``.u`` types,
+    """``shr.type d, a, b`` (9.7.8.9): logical for ``.b``/``.u`` types,
     arithmetic (sign fill) for ``.s`` types; amounts >= width are clamped to
     the width (0, or all sign bits)."""
     bits, signed = type_info(t)
@@ -772,7 +772,7 @@ def shr(a, b, t: str):
 
 
 def shf(a, b, c, direction: str, mode: str):
-    """``shf.{l,r}.{clamp,wrap}.b32 d, a, b, c`` (9.7.8.9): funnel shift of the
+    """``shf.{l,r}.{clamp,wrap}.b32 d, a, b, c`` (9.7.8.7): funnel shift of the
     64-bit value ``{b, a}`` (``b`` high) by ``n = min(c, 32)`` (``.clamp``) or
     ``c & 31`` (``.wrap``); ``.l`` returns the upper 32 bits of ``{b,a} << n``,
     ``.r`` the lower 32 bits of ``{b,a} >> n``."""
@@ -791,7 +791,7 @@ def shf(a, b, c, direction: str, mode: str):
     raise ValueError("shf direction must be l or r")
 
 
-# prmt modes (9.7.8.x, prmt table): selector c[1:0] -> source byte index for
+# prmt modes (9.7.9.7, table of the .mode forms): selector c[1:0] -> source byte index for
 # result bytes 0..3.
 _PRMT_MODES = {
     "f4e": ((0, 1, 2, 3), (1, 2, 3, 4), (2, 3, 4, 5), (3, 4, 5, 6)),
@@ -804,7 +804,7 @@ _PRMT_MODES = {
 
 
 def prmt(a, b, c, mode: str | None = None):
-    """``prmt.b32{.mode} d, a, b, c`` (9.7.8.x "prmt").  Source bytes are
+    """``prmt.b32{.mode} d, a, b, c`` (9.7.9.7).  Source bytes are
     ``{b, a}`` = bytes 7..4 of ``b``, 3..0 of ``a``.  Default mode: nibble
     ``i`` of ``c`` selects result byte ``i``; its low 3 bits pick the source
     byte and its msb replicates that byte's sign bit over the result byte.
@@ -879,7 +879,7 @@ def cvt_int(a, dtype: str, atype: str, sat: bool = False, dst_bits: int | None =
     width, with ``.sat`` it is clamped to ``dtype``'s range.  The result has
     ``dtype``'s width, or ``dst_bits`` when given (the destination register's
     width): then it is sign-extended for signed ``dtype`` and zero-extended
-    otherwise (PTX ISA 6.4.x, destination operand type rules)."""
+    otherwise (PTX ISA 6.4, operand size rules for destinations)."""
     dbits, dsigned = type_info(dtype)
     abits, asigned = type_info(atype)
     if abits == 64:
@@ -907,7 +907,7 @@ def vabsdiff4(a, b, c, atype: str = "u32", btype: str = "u32", dtype: str = "u32
               sat: bool = False, add: bool = False, mask: int = 0xF,
               asel: int = 0x3210, bsel: int = 0x7654):
     """``vabsdiff4.dtype.atype.btype{.sat} d{.mask}, a{.asel}, b{.bsel}, c``
-    and the ``.add`` reduction form (9.7.10.x, SIMD video instructions).
+    and the ``.add`` reduction form (9.7.18.2.3, SIMD video instructions).
 
     Four byte lanes; nibble ``i`` of ``asel``/``bsel`` indexes one of the 8
     bytes of ``{b, a}`` for lane ``i`` (defaults ``b3210`` for a and

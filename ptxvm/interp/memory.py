@@ -111,6 +111,16 @@ class DeviceMemory:
         return min(best)[1]
 
     # --------------------------------------------------------------- vector access
+    def _single(self, addr: np.ndarray, nbytes: int, space: str) -> Allocation | None:
+        """The one allocation holding every address, when there is one (the common case)."""
+        if addr.size == 0:
+            return None
+        lo, hi = int(addr.min()), int(addr.max())
+        a = self.find(lo)
+        if a is not None and hi + nbytes <= a.end and (space != "const" or a.space == "const"):
+            return a
+        return None
+
     def _locate(self, addr: np.ndarray, nbytes: int, space: str) -> tuple[np.ndarray, list]:
         """Allocation index per lane (checked); returns (index array, allocation list)."""
         bases = np.asarray(self._bases, dtype=np.uint64)
@@ -131,6 +141,9 @@ class DeviceMemory:
     def load(self, addr: np.ndarray, dtype: np.dtype, space: str = "global") -> np.ndarray:
         dtype = np.dtype(dtype)
         n = dtype.itemsize
+        a = self._single(addr, n, space)
+        if a is not None:
+            return a.view(dtype)[((addr - np.uint64(a.base)) >> np.uint64(n.bit_length() - 1)).astype(np.intp)]
         idx, allocs = self._locate(addr, n, space)
         out = np.empty(addr.shape, dtype=dtype)
         for k in np.unique(idx):
@@ -141,9 +154,13 @@ class DeviceMemory:
 
     def store(self, addr: np.ndarray, values: np.ndarray, space: str = "global") -> None:
         n = values.dtype.itemsize
-        idx, allocs = self._locate(addr, n, space)
         if space == "const":
             raise MemoryFault("store to the read-only .const state space", 0, int(addr[0]), space)
+        a = self._single(addr, n, space)
+        if a is not None:
+            a.view(values.dtype)[((addr - np.uint64(a.base)) >> np.uint64(n.bit_length() - 1)).astype(np.intp)] = values
+            return
+        idx, allocs = self._locate(addr, n, space)
         for k in np.unique(idx):
             sel = idx == k
             a = allocs[int(k)]
@@ -162,7 +179,9 @@ class DeviceMemory:
 
 
 def check_alignment(addr: np.ndarray, nbytes: int, space: str) -> None:
-    bad = (addr % np.uint64(nbytes)) != 0
+    if nbytes == 1:
+        return
+    bad = (addr & np.uint64(nbytes - 1)) != 0     # sizes are powers of two
     if bad.any():
         lane = int(np.argmax(bad))
         a = int(addr[lane])

@@ -177,8 +177,8 @@ def reader(ctx: CompileContext, op: ir.Operand, t: ScalarType, ins: ir.Instructi
             key, rt = hit
             rbits = 1 if rt is ScalarType.PRED else max(rt.bits, 8)
             if t is ScalarType.PRED or rt is ScalarType.PRED:
-                return lambda b, lanes: b.reg(key, rt)[lanes]
-            return lambda b, lanes: width_convert(b.reg(key, rt)[lanes], rbits, t)
+                return lambda b, lanes: b.take(b.reg(key, rt), lanes)
+            return lambda b, lanes: width_convert(b.take(b.reg(key, rt), lanes), rbits, t)
         sreg = lookup_special(op.name, op.component)
         if sreg is not None:
             return _special(ctx, op, t, ins)
@@ -206,13 +206,13 @@ def writer(ctx: CompileContext, op: ir.Operand, t: ScalarType, ins: ir.Instructi
         key, rt = hit
         if rt is ScalarType.PRED or t is ScalarType.PRED:
             def write_pred(b, lanes, v, key=key, rt=rt):
-                b.reg(key, rt)[lanes] = v
+                b.put(b.reg(key, rt), lanes, v)
             return write_pred
         rbits = max(rt.bits, 8)
 
         def write(b, lanes, v, key=key, rt=rt, rbits=rbits):
-            b.reg(key, rt)[lanes] = extend(v, t, rbits) if v.dtype.itemsize * 8 < rbits else \
-                (v if v.dtype.itemsize * 8 == rbits else v.astype(UINT[rbits]))
+            b.put(b.reg(key, rt), lanes, extend(v, t, rbits) if v.dtype.itemsize * 8 < rbits else \
+                  (v if v.dtype.itemsize * 8 == rbits else v.astype(UINT[rbits])))
         return write
     raise ctx.unsupported(ins, f"operand `{op}` cannot be written")
 
@@ -226,17 +226,17 @@ def _special(ctx: CompileContext, r: ir.Register, t: ScalarType, ins: ir.Instruc
         return lambda b, lanes: np.full(lanes.shape, want(v))
 
     if name == "%tid":
-        return lambda b, lanes: b.tid[axis][lanes].astype(want)
+        return lambda b, lanes: b.take(b.tid[axis], lanes).astype(want)
     if name == "%ntid":
         return lambda b, lanes: np.full(lanes.shape, want(b.geometry.block[axis]))
     if name == "%ctaid":
-        return lambda b, lanes: b.ctaid[axis][lanes].astype(want)
+        return lambda b, lanes: b.take(b.ctaid[axis], lanes).astype(want)
     if name == "%nctaid":
         return lambda b, lanes: np.full(lanes.shape, want(b.geometry.grid[axis]))
     if name == "%laneid":
-        return lambda b, lanes: b.laneid[lanes].astype(want)
+        return lambda b, lanes: b.take(b.laneid, lanes).astype(want)
     if name == "%warpid":
-        return lambda b, lanes: b.warpid[lanes].astype(want)
+        return lambda b, lanes: b.take(b.warpid, lanes).astype(want)
     if name == "%nwarpid":
         return lambda b, lanes: np.full(lanes.shape, want((b.geometry.threads_per_cta + 31) // 32))
     if name in ("%smid", "%gridid"):
@@ -296,7 +296,7 @@ def address(ctx: CompileContext, a: ir.Address, space: str, ins: ir.Instruction)
     if hit is None:
         raise ctx.unsupported(ins, f"addresses through `{a.base}`, which is not a declared register")
     key, rt = hit
-    return lambda b, lanes: b.reg(key, rt)[lanes].astype(np.uint64) + off
+    return lambda b, lanes: b.take(b.reg(key, rt), lanes).astype(np.uint64) + off
 
 
 def numpy_dtype(t: ScalarType) -> np.dtype:

@@ -7,6 +7,7 @@ Threads are numbered CTA-major, then by linear thread index within the CTA
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -66,24 +67,12 @@ class Batch:
     def __post_init__(self) -> None:
         tpc = self.geometry.threads_per_cta
         self.n = n = self.n_ctas * tpc
-        t = np.arange(n, dtype=np.int64)
-        self.cta_slot = t // tpc
-        lin = t % tpc
-        bx, by, _ = self.geometry.block
-        self.tid_linear = lin
-        self.tid = (lin % bx, (lin // bx) % by, lin // (bx * by))
-        cta = self.first_cta + self.cta_slot
-        gx, gy, _ = self.geometry.grid
-        self.ctaid = (cta % gx, (cta // gx) % gy, cta // (gx * gy))
-        self.laneid = lin % WARP
-        self.warpid = lin // WARP
+        self.all = np.arange(n, dtype=np.int64)
         self.shared = np.zeros(self.n_ctas * max(self.shared_bytes, 16), dtype=np.uint8)
         self.local = np.zeros(n * max(self.local_bytes, 16), dtype=np.uint8) if self.local_bytes else \
             np.zeros(16, dtype=np.uint8)
         self.exited = np.zeros(n, dtype=bool)
         self.waiting = np.zeros(n, dtype=bool)
-        self.bar_id = np.zeros(n, dtype=np.int64)
-        self.bar_count = np.zeros(n, dtype=np.int64)
         # Scheduling: one PC for everybody while converged, per-thread PCs otherwise.
         self.pc_scalar = 0
         self.pc: np.ndarray | None = None
@@ -92,6 +81,61 @@ class Batch:
         self.depth = np.zeros(n, dtype=np.int64)
         self.frames: list[dict] = []
         self.printed: list[tuple[int, str]] = []      # (thread, text) of printf, in execution order
+
+    # Thread geometry, computed on first use (a 2^20-thread batch need not pay for unused ones).
+    @cached_property
+    def _linear(self) -> np.ndarray:
+        t = self.all.astype(np.int32) if self.n < 2**31 else self.all
+        return t
+
+    @cached_property
+    def cta_slot(self) -> np.ndarray:
+        return self._linear // self.geometry.threads_per_cta
+
+    @cached_property
+    def tid_linear(self) -> np.ndarray:
+        return self._linear % self.geometry.threads_per_cta
+
+    @cached_property
+    def tid(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        lin = self.tid_linear
+        bx, by, _ = self.geometry.block
+        return (lin % bx, (lin // bx) % by, lin // (bx * by))
+
+    @cached_property
+    def ctaid(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        cta = self.first_cta + self.cta_slot
+        gx, gy, _ = self.geometry.grid
+        return (cta % gx, (cta // gx) % gy, cta // (gx * gy))
+
+    @cached_property
+    def laneid(self) -> np.ndarray:
+        return self.tid_linear % WARP
+
+    @cached_property
+    def warpid(self) -> np.ndarray:
+        return self.tid_linear // WARP
+
+    @cached_property
+    def bar_id(self) -> np.ndarray:
+        return np.zeros(self.n, dtype=np.int64)
+
+    @cached_property
+    def bar_count(self) -> np.ndarray:
+        return np.zeros(self.n, dtype=np.int64)
+
+    # ------------------------------------------------------------ lane selection
+    # ``lanes`` is an index array of threads; the batch's own ``all`` array (every
+    # thread, in order) is recognised by identity so the converged case reads and
+    # writes whole arrays instead of gathering and scattering.
+    def take(self, arr: np.ndarray, lanes: np.ndarray) -> np.ndarray:
+        return arr if lanes is self.all else arr[lanes]
+
+    def put(self, arr: np.ndarray, lanes: np.ndarray, values) -> None:
+        if lanes is self.all:
+            arr[...] = values
+        else:
+            arr[lanes] = values
 
     # ------------------------------------------------------------ registers
     def pbuf(self, key: str, size: int) -> np.ndarray:
@@ -108,10 +152,12 @@ class Batch:
         return arr
 
     # ------------------------------------------------------------ memory
-    def load(self, space: str, addr: np.ndarray, dtype: np.dtype, lanes: np.ndarray) -> np.ndarray:
+    def load(self, space: str, addr: np.ndarray, dtype: np.dtype, lanes: np.ndarray,
+             aligned: bool = False) -> np.ndarray:
         dtype = np.dtype(dtype)
         n = dtype.itemsize
-        check_alignment(addr, n, space)
+        if not aligned:
+            check_alignment(addr, n, space)
         if space in ("global", "const"):
             return self.memory.load(addr, dtype, space)
         if space == "generic":
@@ -119,9 +165,11 @@ class Batch:
         buf, idx = self._window(space, addr, n, lanes)
         return buf.view(dtype)[idx // n]
 
-    def store(self, space: str, addr: np.ndarray, values: np.ndarray, lanes: np.ndarray) -> None:
+    def store(self, space: str, addr: np.ndarray, values: np.ndarray, lanes: np.ndarray,
+              aligned: bool = False) -> None:
         n = values.dtype.itemsize
-        check_alignment(addr, n, space)
+        if not aligned:
+            check_alignment(addr, n, space)
         if space in ("global", "const"):
             self.memory.store(addr, values, space)
             return
@@ -142,7 +190,7 @@ class Batch:
         if space == "shared":
             size = max(self.shared_bytes, 1)
             off = window_offsets(addr, n, self.shared_bytes, space)
-            return self.shared, self.cta_slot[lanes] * max(self.shared_bytes, 16) + off
+            return self.shared, self.take(self.cta_slot, lanes) * max(self.shared_bytes, 16) + off
         if space == "local":
             off = window_offsets(addr, n, self.local_bytes, space)
             return self.local, lanes.astype(np.int64) * max(self.local_bytes, 16) + off

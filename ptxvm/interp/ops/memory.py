@@ -80,13 +80,26 @@ def _ld(ctx: CompileContext, ins: ir.Instruction):
     size = max(t.bits // 8, 1)
     dtype = UINT[max(t.bits, 8)]
     total = size * len(elems)
+    a_op = ins.operands[1]
+    if space == "param" and isinstance(a_op, ir.Address) and isinstance(a_op.base, ir.Symbol) \
+            and a_op.base.name in ctx.symbols.params:
+        # A kernel parameter: one value for every thread.
+        off = ctx.symbols.params[a_op.base.name] + a_op.offset
+
+        def run_param(b, lanes):
+            for i, w in enumerate(writers):
+                o = off + i * size
+                if o < 0 or o + size > b.params.size:
+                    raise MemoryFault(f"out-of-bounds param access at offset {o}", int(lanes[0]), o, "param")
+                w(b, lanes, np.full(lanes.shape, b.params[o:o + size].view(dtype)[0]))
+        return run_param, 0, -1
 
     def run(b, lanes):
         a = addr(b, lanes)
         try:
             check_alignment(a, total, space)
             for i, w in enumerate(writers):
-                w(b, lanes, b.load(space, a + np.uint64(i * size), dtype, lanes))
+                w(b, lanes, b.load(space, a + np.uint64(i * size) if i else a, dtype, lanes, aligned=True))
         except MemoryFault as e:
             raise fault_lane(e, a, lanes) from None
     return run, 0, -1
@@ -123,7 +136,7 @@ def _st(ctx: CompileContext, ins: ir.Instruction):
         try:
             check_alignment(a, total, space)
             for i, r in enumerate(readers):
-                b.store(space, a + np.uint64(i * size), r(b, lanes), lanes)
+                b.store(space, a + np.uint64(i * size) if i else a, r(b, lanes), lanes, aligned=True)
         except MemoryFault as e:
             raise fault_lane(e, a, lanes) from None
     return run, 0, -1
