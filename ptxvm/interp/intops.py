@@ -70,7 +70,8 @@ def type_info(t: str) -> tuple[int, bool]:
 
 def to_unsigned(x, bits: int) -> np.ndarray:
     """Reinterpret ``x`` (array of any integer/bool dtype, or Python int)
-    modulo ``2**bits`` as an unsigned array of that width (at least 1-D)."""
+    modulo ``2**bits`` as an unsigned array of that width (at least 1-D).
+    A float array of exactly ``bits`` width is reinterpreted bit for bit."""
     udt = _UDT[bits]
     if isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_)):
         return np.array([int(x) & ((1 << bits) - 1)], dtype=udt)
@@ -79,7 +80,9 @@ def to_unsigned(x, bits: int) -> np.ndarray:
         return a
     if a.dtype.kind in "iub":
         return a.astype(udt)
-    raise TypeError(f"integer operand expected, got dtype {a.dtype}")
+    if a.dtype.kind == "f" and a.dtype.itemsize * 8 == bits:
+        return a.view(udt)          # float registers: reinterpret the raw bits
+    raise TypeError(f"integer operand (or {bits}-bit float bits) expected, got dtype {a.dtype}")
 
 
 def to_signed(x, bits: int) -> np.ndarray:
