@@ -371,3 +371,15 @@ def test_byte_perm_and_funnel_shifts():
         fr = (w >> (si & 31)) & 0xFFFFFFFF
         flc = ((w << min(si, 32)) >> 32) & 0xFFFFFFFF
         assert [int(v) for v in o[i]] == [perm, fl, fr, flc], i
+
+
+def test_syncthreads_count_and_or_via_bar_red():
+    n, blocks = 300, 2
+    x = RNG.integers(-3, 10, n, dtype=np.int32)
+    flags = np.zeros(3 * blocks, np.int32)
+    kernel("reductions", "sync_predicates")(blocks, 256, (x, flags, n))
+    v = np.ones(blocks * 256, np.int32)
+    v[:n] = x
+    v = v.reshape(blocks, 256)
+    expect = np.stack([(v > 0).sum(1), (v > 0).all(1), (v < 0).any(1)], axis=1).reshape(-1)
+    assert np.array_equal(flags, expect)

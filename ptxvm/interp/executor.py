@@ -179,7 +179,7 @@ def _run_batch(program: Program, b: Batch, max_steps: int) -> None:
         else:
             runnable = ~b.exited & ~b.waiting
             if not runnable.any():
-                if _release_barriers(b):
+                if _release_barriers(b, program):
                     continue
                 if b.waiting.any():
                     raise _deadlock(program, b)
@@ -248,17 +248,21 @@ def _run_batch(program: Program, b: Batch, max_steps: int) -> None:
                 b.exited[active] = True
                 b.pc[lanes] = p + 1
                 alive = np.nonzero(~b.exited)[0]
-                _release_barriers(b)
+                _release_barriers(b, program)
             else:
                 _advance(b, lanes, p + 1)
         elif ctl == Control.BARRIER:
+            release = getattr(op.run, "on_release", None)
             if b.pc is None and active.size == lanes.size and _whole_ctas(b, active):
                 b.pc_scalar = p + 1          # everybody arrived at once: nothing to wait for
+                if release is not None:
+                    release(b, active)
                 continue
             _diverge(b, alive)
             b.pc[lanes] = p + 1
             b.waiting[active] = True
-            _release_barriers(b)
+            b.bar_pc[active] = p
+            _release_barriers(b, program)
 
 
 def _flush_printf(b: Batch, out) -> None:
@@ -291,7 +295,7 @@ def _whole_ctas(b: Batch, active: np.ndarray) -> bool:
     return not counts.any() and active.size == int((~b.exited).sum())
 
 
-def _release_barriers(b: Batch) -> bool:
+def _release_barriers(b: Batch, program: Program | None = None) -> bool:
     """Complete every barrier whose participants have all arrived; True if any did."""
     if not b.waiting.any():
         return False
@@ -309,6 +313,13 @@ def _release_barriers(b: Batch) -> bool:
             rel = at & done[b.cta_slot]
             b.waiting[rel] = False
             released = True
+            if program is not None:
+                # bar.red delivers its reduction when the barrier completes.
+                idx = np.nonzero(rel)[0]
+                for pc in np.unique(b.bar_pc[idx]):
+                    release = getattr(program.ops[int(pc)].run, "on_release", None) if pc >= 0 else None
+                    if release is not None:
+                        release(b, idx[b.bar_pc[idx] == pc])
     return released
 
 

@@ -124,6 +124,14 @@ class Batch:
     def bar_count(self) -> np.ndarray:
         return np.zeros(self.n, dtype=np.int64)
 
+    @cached_property
+    def bar_pred(self) -> np.ndarray:
+        return np.zeros(self.n, dtype=bool)
+
+    @cached_property
+    def bar_pc(self) -> np.ndarray:
+        return np.full(self.n, -1, dtype=np.int64)
+
     # ------------------------------------------------------------ lane selection
     # ``lanes`` is an index array of threads; the batch's own ``all`` array (every
     # thread, in order) is recognised by identity so the converged case reads and

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ...ir import nodes as ir
 from ...ir.types import ScalarType
-from ..program import CompileContext, Control, reader
+from ..program import CompileContext, Control, reader, writer
 from . import impl
 
 
@@ -38,13 +38,33 @@ class _Trap(Exception):
 
 @impl("bar", "barrier")
 def _bar(ctx: CompileContext, ins: ir.Instruction):
-    if ins.has("red") or ins.has("arrive") or ins.has("warp"):
+    if ins.has("arrive") or ins.has("warp"):
         raise ctx.unsupported(ins, "is not executable yet")
-    bid = reader(ctx, ins.operands[0], ScalarType.U32, ins) if ins.operands else None
-    count = reader(ctx, ins.operands[1], ScalarType.U32, ins) if len(ins.operands) > 1 else None
+    red = next((m for m in ins.modifiers if m in ("popc", "and", "or")), None) if ins.has("red") else None
+    ops = ins.operands[1:] if red else ins.operands       # bar.red: d, a{, b}, {!}c
+    bid = reader(ctx, ops[0], ScalarType.U32, ins) if ops else None
+    count = reader(ctx, ops[1], ScalarType.U32, ins) if len(ops) > (2 if red else 1) else None
+    pred = reader(ctx, ops[-1], ScalarType.PRED, ins) if red else None
 
     def run(b, lanes):
         ids = bid(b, lanes).astype("int64") if bid is not None else 0
         b.bar_id[lanes] = ids
         b.bar_count[lanes] = count(b, lanes).astype("int64") if count is not None else 0
+        if pred is not None:
+            b.bar_pred[lanes] = pred(b, lanes)
+    if red:
+        out_t = ScalarType.U32 if red == "popc" else ScalarType.PRED
+        dst = writer(ctx, ins.operands[0], out_t, ins)
+
+        def on_release(b, lanes):
+            """The reduction over every thread of each CTA that took part, delivered to all of them."""
+            np = __import__("numpy")
+            cta = b.cta_slot[lanes]
+            votes = b.bar_pred[lanes]
+            ones = np.bincount(cta, weights=votes.astype(np.int64), minlength=b.n_ctas).astype(np.int64)
+            total = np.bincount(cta, minlength=b.n_ctas)
+            per = {"popc": ones, "and": ones == total, "or": ones > 0}[red]
+            val = per[cta]
+            dst(b, lanes, val.astype(np.uint32) if red == "popc" else val.astype(bool))
+        run.on_release = on_release
     return run, Control.BARRIER, -1
