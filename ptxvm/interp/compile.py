@@ -10,7 +10,11 @@ from __future__ import annotations
 from ..ir import nodes as ir
 from ..ir.types import ScalarType, StateSpace
 from .ops import load_all
-from .program import CompileContext, Op, Program, Symbols, reader
+from ..errors import UnsupportedError
+from .program import CompileContext, Control, Op, Program, Symbols, reader
+
+
+WARP_SYNC = frozenset({"shfl", "vote", "match", "redux.sync", "activemask", "bar.warp.sync"})
 
 
 def compile_kernel(module: ir.Module, kernel: ir.Function, symbols: Symbols) -> Program:
@@ -37,6 +41,7 @@ def compile_kernel(module: ir.Module, kernel: ir.Function, symbols: Symbols) -> 
             if f is not kernel or p.space is StateSpace.REG:
                 ctx.declare(p)
         loc: list = [None]
+        ctx.lenient = f is not kernel
         _block(ctx, impls, f.body, ops, loc, top=True)
         keys[f.name] = _storage_keys(ctx)
     files = {i.index: i.path for i in module.items if isinstance(i, ir.FileDirective)}
@@ -115,10 +120,20 @@ def _storage_keys(ctx: CompileContext) -> list[tuple[str, str]]:
 
 def _op(ctx: CompileContext, impls, ins: ir.Instruction, pc: int, loc) -> Op:
     build = impls.get(ins.opcode)
-    if build is None:
-        raise ctx.unsupported(ins, "is not supported by the interpreter yet")
-    run, control, target = build(ctx, ins)
+    try:
+        if build is None:
+            raise ctx.unsupported(ins, "is not supported by the interpreter yet")
+        run, control, target = build(ctx, ins)
+    except UnsupportedError as e:
+        if not getattr(ctx, "lenient", False):
+            raise
+        # A function reachable only through an address (a vtable slot, say) may never run:
+        # refuse at the moment it does, not for the whole kernel.
+        def refuse(b, lanes, e=e):
+            raise e
+        run, control, target = refuse, Control.NEXT, -1
     op = Op(pc, ins, run, control, target, loc)
+    op.warp_sync = ins.opcode in WARP_SYNC
     if hasattr(run, "set_pc"):
         run.set_pc(pc)
     if ins.guard is not None:

@@ -25,6 +25,7 @@ from .program import Control, Program, Symbols
 from .state import Batch, Geometry
 
 DEFAULT_MAX_STEPS = 20_000_000
+FAIRNESS_PERIOD = 64                 # divergent steps between forward-progress turns
 DEFAULT_MEMORY_BUDGET = 4 << 30      # bytes of registers + windows per batch (24 GiB machines, shared)
 
 
@@ -186,6 +187,12 @@ def _run_batch(program: Program, b: Batch, max_steps: int) -> None:
                 return
             pcs = np.where(runnable, b.pc, np.iinfo(np.int64).max)
             p = int(pcs.min())
+            if b.divergent_steps % FAIRNESS_PERIOD == FAIRNESS_PERIOD - 1:
+                # Forward progress (as independent thread scheduling guarantees): now and then
+                # run the threads furthest ahead, so a lock holder is not starved by spinners.
+                hi = int(np.where(runnable, b.pc, -1).max())
+                if hi != p and hi < n_ops and not ops[hi].warp_sync:
+                    p = hi
             lanes = np.nonzero(pcs == p)[0]
             if lanes.size == runnable.sum() and not b.waiting.any():
                 # Reconverged: back to one PC for everybody.

@@ -44,6 +44,7 @@ class Op:
     loc: tuple[int, int, int] | None = None     # (.file, line, column) of the nearest .loc
     guard: "Reader | None" = None
     guard_negated: bool = False
+    warp_sync: bool = False      # reads other lanes: must run with every lane that reaches it together
 
 
 @dataclass
@@ -261,6 +262,8 @@ def _special(ctx: CompileContext, r: ir.Register, t: ScalarType, ins: ir.Instruc
     if name in ("%clock", "%clock64", "%clock_hi", "%globaltimer", "%globaltimer_lo", "%globaltimer_hi"):
         # Deterministic clocks: the batch's step count (monotone, as a cycle counter is).
         return lambda b, lanes: np.full(lanes.shape, want(b.steps))
+    if name.startswith("%reserved_smem_offset"):
+        return const(0)              # no shared memory is reserved in this model
     if name == "%dynamic_smem_size":
         return lambda b, lanes: np.full(lanes.shape, want(b.dynamic_shared))
     if name in ("%total_smem_size", "%aggr_smem_size"):

@@ -99,7 +99,11 @@ def _cvt(ctx: CompileContext, ins: ir.Instruction):
 
     def run(b, lanes):
         r = np.asarray(fn(src(b, lanes)))
-        dst(b, lanes, (r if r.dtype == want else r.astype(want)).view(out_u))
+        if r.dtype != want:
+            # Models return either values or raw bits (half.py gives f32 results as uint32 bits).
+            bits = r.dtype.kind in "ui" and want.kind == "f" and r.dtype.itemsize == want.itemsize
+            r = r.view(want) if bits else r.astype(want)
+        dst(b, lanes, r.view(out_u))
     return run, 0, -1
 
 

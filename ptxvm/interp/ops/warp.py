@@ -84,14 +84,19 @@ def _vote(ctx: CompileContext, ins: ir.Instruction):
     src = reader(ctx, ins.operands[1], ScalarType.PRED, ins)
     out_t = ScalarType.B32 if mode == "ballot" else ScalarType.PRED
     dst = writer(ctx, ins.operands[0], out_t, ins)
+    # vote.sync's membermask: each lane votes with the lanes its mask names (tiled groups).
+    member = reader(ctx, ins.operands[2], ScalarType.B32, ins) if len(ins.operands) > 2 else None
 
     def run(b, lanes):
         p = src(b, lanes)
         mask = _ballot(b, lanes, p)
+        members = _ballot(b, lanes, np.ones(lanes.shape, dtype=bool))
+        if member is not None:
+            mm = member(b, lanes)
+            mask, members = mask & mm, members & mm
         if mode == "ballot":
             dst(b, lanes, mask)
             return
-        members = _ballot(b, lanes, np.ones(lanes.shape, dtype=bool))
         if mode == "all":
             dst(b, lanes, mask == members)
         elif mode == "any":
@@ -143,9 +148,14 @@ def _redux(ctx: CompileContext, ins: ir.Instruction):
     else:
         calc, ident = np.dtype(np.uint32), (0xFFFFFFFF if op == "and" else 0)
 
+    member = reader(ctx, ins.operands[2], ScalarType.B32, ins) if len(ins.operands) > 2 else None
+
     def run(b, lanes):
         v = src(b, lanes).view(vt).astype(calc)
-        r = _group_reduce(_warp_start(b, lanes), v, ufunc, calc.type(ident))
+        key = _warp_start(b, lanes).astype(np.int64)
+        if member is not None:      # lanes reduce with the lanes sharing their membermask
+            key = (key << 32) | member(b, lanes).astype(np.int64)
+        r = _group_reduce(key, v, ufunc, calc.type(ident))
         dst(b, lanes, (r & 0xFFFFFFFF).astype(np.uint32) if op == "add" else r.astype(vt).view(np.uint32))
     return run, 0, -1
 
@@ -159,12 +169,17 @@ def _match(ctx: CompileContext, ins: ir.Instruction):
     dst = writer(ctx, d.first if pair else d, ScalarType.B32, ins)
     pdst = writer(ctx, d.second, ScalarType.PRED, ins) if pair else None
     src = reader(ctx, ins.operands[1], t, ins)
+    member = reader(ctx, ins.operands[2], ScalarType.B32, ins) if len(ins.operands) > 2 else None
 
     def run(b, lanes):
         v = src(b, lanes).astype(np.uint64)
         start = _warp_start(b, lanes).astype(np.uint64)
+        if member is not None:
+            start = (start << np.uint64(32)) | member(b, lanes).astype(np.uint64)
         bits = np.uint64(1) << b.laneid[lanes].astype(np.uint64)
         members = _ballot(b, lanes, np.ones(lanes.shape, dtype=bool)).astype(np.uint64)
+        if member is not None:
+            members &= member(b, lanes).astype(np.uint64)
         keys = np.stack([start, v], axis=1)
         _, inv = np.unique(keys, axis=0, return_inverse=True)
         inv = inv.reshape(-1)
