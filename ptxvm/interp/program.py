@@ -259,9 +259,15 @@ def _special(ctx: CompileContext, r: ir.Register, t: ScalarType, ins: ir.Instruc
                 v = ~le if rel == "gt" else ~lt
             return (v & np.uint64(0xFFFFFFFF)).astype(want)
         return lanemask
-    if name in ("%clock", "%clock64", "%clock_hi", "%globaltimer", "%globaltimer_lo", "%globaltimer_hi"):
-        # Deterministic clocks: the batch's step count (monotone, as a cycle counter is).
+    if name in ("%clock", "%clock64", "%clock_hi"):
+        # Cycle counters: the batch's step count (monotone and deterministic).
         return lambda b, lanes: np.full(lanes.shape, want(b.steps))
+    if name.startswith("%globaltimer"):
+        import time
+        shift = 32 if name.endswith("_hi") else 0      # nanoseconds, as the GPU's global timer
+        return lambda b, lanes: np.full(lanes.shape, want((time.time_ns() >> shift) & 0xFFFFFFFFFFFFFFFF
+                                                           if want is np.uint64 else
+                                                           (time.time_ns() >> shift) & 0xFFFFFFFF))
     if name.startswith("%reserved_smem_offset"):
         return const(0)              # no shared memory is reserved in this model
     if name == "%dynamic_smem_size":
