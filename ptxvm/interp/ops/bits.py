@@ -156,7 +156,7 @@ def _carry(ctx, ins, fn, n_src):
     t = ins.types[0]
     srcs = _ops(ctx, ins, [t] * n_src)
     dst = writer(ctx, ins.operands[0], t, ins)
-    set_cc = ins.has("cc")
+    set_cc = ins.has("cc") or ins.opcode.endswith(".cc")      # `add.cc` is its own table entry
     reads_cc = ins.opcode in ("addc", "subc", "madc")
     mode = "hi" if ins.has("hi") else "lo"
     ut = UINT[t.bits]
@@ -171,6 +171,21 @@ def _carry(ctx, ins, fn, n_src):
         if set_cc:
             cc[lanes] = np.asarray(carry).astype(np.uint8)
     return run, 0, -1
+
+
+@impl("add.cc")
+def _add_cc(ctx, ins):
+    return _carry(ctx, ins, intops.add_cc, 2)
+
+
+@impl("sub.cc")
+def _sub_cc(ctx, ins):
+    return _carry(ctx, ins, intops.sub_cc, 2)
+
+
+@impl("mad.cc")
+def _mad_cc(ctx, ins):
+    return _carry(ctx, ins, intops.mad_cc, 3)
 
 
 @impl("addc")

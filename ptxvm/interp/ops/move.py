@@ -85,7 +85,11 @@ def _cvt(ctx: CompileContext, ins: ir.Instruction):
     out_u = UINT[max(dst_t.bits, 8)]
     if dk in "sub" and sk in "sub":
         return (lambda b, lanes: dst(b, lanes, _int_to_int(src(b, lanes), src_t, dst_t, sat))), 0, -1
-    if s_ in _HALF or d in _HALF:
+    if d == "tf32":
+        if s_ != "f32" or rnd != "rna":
+            raise ctx.unsupported(ins, "is not executable yet (only cvt.rna.tf32.f32)")
+        fn = _tf32_rna
+    elif s_ in _HALF or d in _HALF:
         fn = _half_cvt(ctx, ins, d, s_, rnd, use_ftz, sat)
     elif sk == "f" and dk in "su":
         fn = lambda x: num.cvt_f2i(x.view(FLOAT[src_t.bits]), d, rnd or "rzi", ftz=use_ftz)  # noqa: E731
@@ -105,6 +109,16 @@ def _cvt(ctx: CompileContext, ins: ir.Instruction):
             r = r.view(want) if bits else r.astype(want)
         dst(b, lanes, r.view(out_u))
     return run, 0, -1
+
+
+def _tf32_rna(x: np.ndarray) -> np.ndarray:
+    """`cvt.rna.tf32.f32`: keep 10 mantissa bits, rounding to nearest with ties away from zero
+    (adding half an ulp to the magnitude bits does exactly that; a carry moves into the
+    exponent, up to infinity). NaN stays NaN (canonical)."""
+    u = x.view(np.uint32)
+    r = (u + np.uint32(0x1000)) & np.uint32(0xFFFFE000)
+    nan = (u & np.uint32(0x7FFFFFFF)) > np.uint32(0x7F800000)
+    return np.where(nan, np.uint32(0x7FFFFFFF), r)
 
 
 def _half_cvt(ctx, ins, d, s_, rnd, use_ftz, sat):
