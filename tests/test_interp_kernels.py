@@ -383,3 +383,16 @@ def test_syncthreads_count_and_or_via_bar_red():
     v = v.reshape(blocks, 256)
     expect = np.stack([(v > 0).sum(1), (v > 0).all(1), (v < 0).any(1)], axis=1).reshape(-1)
     assert np.array_equal(flags, expect)
+
+
+def test_double_math_library_within_cuda_ulp_bounds():
+    # CUDA C Programming Guide, double-precision functions: sin/cos 2 ulp, exp 1, log 1, sqrt 0
+    # (IEEE), pow 2; libdevice's sequences use rcp.approx.ftz.f64 as a seed, refined exactly.
+    n = 150
+    x = (RNG.random(n) - 0.5) * 20
+    out = np.zeros(6 * n, np.float64)
+    kernel("math_precise", "double_math")(2, 128, (x, out, n))
+    o = out.reshape(n, 6)
+    refs = [np.sin(x), np.cos(x), np.exp(x), np.log(np.abs(x) + 1.0), np.sqrt(np.abs(x)), np.abs(x) ** 0.3]
+    for k, (ref, ulps) in enumerate(zip(refs, [2, 2, 1, 1, 0, 2])):
+        assert _ulp_distance(o[:, k], ref).max() <= ulps + 1, k      # +1: numpy's own rounding

@@ -369,3 +369,13 @@ def _unary_float(ctx, ins):
         fn = _APPROX[ins.opcode]
         return _binary(ctx, ins, None, lambda a, rnd, ftz, sat: fn(a, ftz=ftz), n_src=1), 0, -1
     return _binary(ctx, ins, None, _only(_EXACT[ins.opcode], "rnd", "ftz"), n_src=1), 0, -1
+
+
+@impl("rcp.approx.ftz.f64", "rsqrt.approx.ftz.f64")
+def _approx_f64(ctx, ins):
+    """The f64 approximations are table entries of their own (their type is in the opcode)."""
+    fn = num.rcp_approx if ins.opcode.startswith("rcp") else num.rsqrt_approx
+    src = reader(ctx, ins.operands[1], ScalarType.F64, ins)
+    dst = writer(ctx, ins.operands[0], ScalarType.F64, ins)
+    return (lambda b, lanes: dst(b, lanes, np.asarray(fn(src(b, lanes).view(np.float64), ftz=True),
+                                                      dtype=np.float64).view(np.uint64))), 0, -1
