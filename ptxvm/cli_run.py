@@ -51,6 +51,8 @@ def add_parser(sub, fmt) -> None:
     p.add_argument("--arg", "-a", action="append", default=[], metavar="SPEC", help="one per parameter")
     p.add_argument("--shared", type=int, default=0, metavar="N", help="dynamic shared memory bytes")
     p.add_argument("--max-steps", type=int, default=None, metavar="N", help="watchdog step budget")
+    p.add_argument("--trace", action="append", default=[], metavar="BLOCK:THREAD",
+                   help="trace the instructions one thread executes, e.g. 0:5 or 1,0:3,2 (repeatable)")
     p.add_argument("-o", "--output", metavar="OUT.npz", help="save the array arguments after the launch")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
     p.set_defaults(func=cmd_run)
@@ -129,6 +131,23 @@ def parse_arg(spec: str, index: int):
                        "or an .npy/.npz file") from None
 
 
+def _trace_spec(spec: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    blk, sep, thr = spec.partition(":")
+    try:
+        if sep:
+            return parse_dims_index(blk), parse_dims_index(thr)
+    except ValueError:
+        pass
+    raise ArgError(f"--trace {spec!r}: expected BLOCK:THREAD such as 0:5 or 1,0:3,2")
+
+
+def parse_dims_index(text: str) -> tuple[int, ...]:
+    dims = tuple(int(x) for x in text.split(","))
+    if not 1 <= len(dims) <= 3 or min(dims) < 0:
+        raise ValueError(text)
+    return dims
+
+
 def _preview(a: np.ndarray) -> str:
     flat = a.reshape(-1)
     head = np.array2string(flat[:8], separator=", ", threshold=8, precision=6, max_line_width=400)
@@ -146,8 +165,9 @@ def cmd_run(args) -> int:
     k = mod.get_function(args.kernel)
     values = [parse_arg(s, i) for i, s in enumerate(args.arg)]
     grid, block = parse_dims(args.grid, "grid"), parse_dims(args.block, "block")
+    trace = [_trace_spec(spec) for spec in args.trace]
     t = time.perf_counter()
-    stats = k(grid, block, values, shared_mem=args.shared, max_steps=args.max_steps)
+    stats = k(grid, block, values, shared_mem=args.shared, max_steps=args.max_steps, trace=trace)
     dt = time.perf_counter() - t
     arrays = {f"arg{i}": v for i, v in enumerate(values) if isinstance(v, np.ndarray)}
     if not args.quiet:

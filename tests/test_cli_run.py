@@ -58,3 +58,19 @@ def test_run_reports_kernel_faults(tmp_path, capsys):
     assert main(["run", str(ptx), "--arg", "u32[4]=zeros"]) == 1
     err = capsys.readouterr().err
     assert "oob.ptx:10:1: error: out-of-bounds global access" in err and "block (0, 0, 0), thread (0, 0, 0)" in err
+
+
+def test_run_trace_prints_the_chosen_threads_instructions(capsys):
+    assert main(["run", str(FIXTURES / "nvcc" / "sm80-lineinfo" / "elementwise.ptx"), "-k", "vector_add",
+                 "-g", "2", "-b", "64", "-a", "f32[128]=arange", "-a", "f32[128]=ones", "-a", "f32[128]=zeros",
+                 "-a", "128", "--trace", "1:3", "-q"]) == 0
+    lines = capsys.readouterr().err.splitlines()
+    assert lines and all(l.startswith("trace block (1, 0, 0) thread (3, 0, 0) ") for l in lines)
+    assert any("add.f32" in l and "elementwise.cu:" in l for l in lines)
+    assert ": ret;" in lines[-1]
+
+
+def test_run_trace_spec_errors(capsys):
+    assert main(["run", ELEMENTWISE, "-k", "vector_add", "--trace", "x", "-a", "0", "-a", "0", "-a", "0",
+                 "-a", "0"]) == 1
+    assert "expected BLOCK:THREAD" in capsys.readouterr().err

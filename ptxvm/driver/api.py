@@ -188,7 +188,9 @@ class Kernel:
         return lambda *args, **kw: self(grid, block, args, shared_mem=shared, **kw)
 
     def __call__(self, grid, block, args=(), shared_mem: int = 0, device: str = "interp",
-                 max_steps: int | None = None) -> LaunchStats:
+                 max_steps: int | None = None, trace=None, trace_out=None) -> LaunchStats:
+        """Launch; ``trace`` is an iterable of (block, thread) pairs (ints or 1-3 tuples) whose
+        executed instructions are written to ``trace_out`` (default: stderr)."""
         if device != "interp":
             raise LaunchError(f"device `{device}` is not available; this build has: interp")
         g, b = _dim3(grid, "grid"), _dim3(block, "block")
@@ -222,7 +224,8 @@ class Kernel:
             stats = LaunchStats()
             try:
                 run_kernel(program, Geometry(g, b), dev.memory, params, shared_mem,
-                           max_steps or DEFAULT_MAX_STEPS, stats=stats)
+                           max_steps or DEFAULT_MAX_STEPS, stats=stats,
+                           trace=_trace_ids(trace, g, b), out=trace_out)
             finally:
                 self.stats = stats
         finally:
@@ -265,3 +268,25 @@ class Kernel:
         if not lo <= v <= hi:
             raise LaunchError(f"argument `{p.name}` = {v} does not fit .{p.type} [{lo}, {hi}]")
         return (v & ((1 << t.bits) - 1)).to_bytes(p.size, "little")
+
+
+def _trace_ids(trace, grid: tuple[int, int, int], block: tuple[int, int, int]) -> frozenset[int] | None:
+    """(block, thread) pairs -> global linear thread ids (CTA-major, x fastest)."""
+    if not trace:
+        return None
+    tpb = block[0] * block[1] * block[2]
+    ids = set()
+    for blk, thr in trace:
+        bx, by, bz = _dim3_index(blk, grid, "trace block")
+        tx, ty, tz = _dim3_index(thr, block, "trace thread")
+        cta = bx + grid[0] * (by + grid[1] * bz)
+        ids.add(cta * tpb + tx + block[0] * (ty + block[1] * tz))
+    return frozenset(ids)
+
+
+def _dim3_index(v, bound: tuple[int, int, int], what: str) -> tuple[int, int, int]:
+    t = (int(v),) if isinstance(v, (int, np.integer)) else tuple(int(x) for x in v)
+    t = (t + (0, 0))[:3]
+    if any(not 0 <= x < n for x, n in zip(t, bound)):
+        raise LaunchError(f"{what} {v!r} is outside the launch ({bound})")
+    return t

@@ -145,7 +145,8 @@ def param_block(kernel: ir.Function, symbols: Symbols, values: list[bytes]) -> n
 def run_kernel(program: Program, geometry: Geometry, memory: DeviceMemory, params: np.ndarray,
                dynamic_shared: int = 0, max_steps: int = DEFAULT_MAX_STEPS,
                memory_budget: int = DEFAULT_MEMORY_BUDGET, stats: LaunchStats | None = None,
-               out=None) -> LaunchStats:
+               out=None, trace: frozenset[int] | None = None) -> LaunchStats:
+    """Run every CTA of the launch; ``trace`` holds global linear thread ids to trace."""
     stats = stats or LaunchStats()
     sym = program.symbols
     tpc = geometry.threads_per_cta
@@ -156,6 +157,10 @@ def run_kernel(program: Program, geometry: Geometry, memory: DeviceMemory, param
         n = min(ctas_per_batch, geometry.ctas - first)
         b = Batch(geometry, first, n, memory, params, sym.shared_bytes, sym.local_bytes, dynamic_shared)
         b.program = program
+        base = first * tpc
+        b.trace = np.array(sorted(t - base for t in trace if base <= t < base + b.n), dtype=np.int64) \
+            if trace else None
+        b.trace_out = out
         try:
             _run_batch(program, b, max_steps)
         finally:
@@ -216,6 +221,8 @@ def _run_batch(program: Program, b: Batch, max_steps: int) -> None:
                 g = ~g
             active = lanes[g] if not g.all() else lanes
         b.thread_instructions += active.size
+        if b.trace is not None and b.trace.size:
+            _trace(b, program, op, active)
         ctl = op.control
         if op.run is not None and active.size and ctl != Control.JUMP:
             try:
@@ -270,6 +277,23 @@ def _run_batch(program: Program, b: Batch, max_steps: int) -> None:
             b.waiting[active] = True
             b.bar_pc[active] = p
             _release_barriers(b, program)
+
+
+def _trace(b: Batch, program: Program, op, active: np.ndarray) -> None:
+    """One line per traced thread that executes ``op`` (guard true)."""
+    import sys
+    hit = np.intersect1d(active, b.trace, assume_unique=False)
+    if not hit.size:
+        return
+    stream = b.trace_out if b.trace_out is not None else sys.stderr
+    src = ""
+    if op.loc is not None:
+        f, line, _ = op.loc
+        src = f"  [{program.files.get(f, f'file {f}')}:{line}]"
+    for lane in hit:
+        block, thread = _thread_of(b, int(lane))
+        stream.write(f"trace block {block} thread {thread} step {b.steps} pc {op.pc} line {op.ins.span.line}: "
+                     f"{op.ins}{src}\n")
 
 
 def _flush_printf(b: Batch, out) -> None:
