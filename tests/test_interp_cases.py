@@ -1050,8 +1050,6 @@ def test_half2_dot_rows():
     assert np.array_equal(out, np.array(expect, F32))
 
 
-@pytest.mark.xfail(strict=True, raises=ptxvm.UnsupportedError,
-                   reason="`set.nan.f16.f16` (used by __hisnan) is not supported by the interpreter yet")
 def test_half_compare_math():
     n = 100
     a, b = _halves(n), _halves(n)

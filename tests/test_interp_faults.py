@@ -94,3 +94,17 @@ def test_launch_errors_name_the_parameter():
         k(1, 2048, (0, 0))
     with pytest.raises(ptxvm.LaunchError, match="grid must have 1 to 3 positive dimensions"):
         k((0,), 1, (0, 0))
+
+
+def test_set_writes_all_ones_or_one_point_zero():
+    # set.CmpOp.dtype.stype (PTX ISA §9.7.7.3): 0xffffffff / 0 for integer results, 1.0 / 0.0 for f32.
+    body = ("ld.param.u64 %rd1, [p0];\ncvta.to.global.u64 %rd2, %rd1;\nmov.u32 %r1, %tid.x;\n"
+            "cvt.rn.f32.u32 %f1, %r1;\nset.lt.u32.f32 %r2, %f1, 0f40000000;\n"      # tid < 2.0
+            "set.ge.and.f32.s32 %f2, %r1, 1, %p0;\n"                                  # tid >= 1 and p0
+            "mul.wide.u32 %rd3, %r1, 8;\nadd.s64 %rd4, %rd2, %rd3;\n"
+            "st.global.u32 [%rd4], %r2;\nst.global.f32 [%rd4+4], %f2;\nret;")
+    k = _kernel("setp.ne.u32 %p0, %tid.x, 3;\n" + body)
+    out = np.zeros((4, 2), np.uint32)
+    k(1, 4, (out, 0))
+    assert [hex(v) for v in out[:, 0]] == ["0xffffffff", "0xffffffff", "0x0", "0x0"]
+    assert list(out[:, 1].view(np.float32)) == [0.0, 1.0, 1.0, 0.0]

@@ -293,8 +293,8 @@ _INT_CMP = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equ
             "ge": np.greater_equal, "lo": np.less, "ls": np.less_equal, "hi": np.greater, "hs": np.greater_equal}
 
 
-def _compare(ctx, ins):
-    t = ins.types[0]
+def _compare(ctx, ins, t=None):
+    t = t or ins.types[0]
     op = next(m for m in ins.modifiers if m in _INT_CMP or m in ("equ", "neu", "ltu", "leu", "gtu", "geu",
                                                                    "num", "nan"))
     if t.value in ("f16", "bf16"):
@@ -342,6 +342,32 @@ def _setp(ctx, ins):
             p(b, lanes, r)
             if q is not None:
                 q(b, lanes, ~r)
+    return run, 0, -1
+
+
+_SET_TRUE = {"f32": np.uint32(0x3F800000), "f16": np.uint16(0x3C00), "bf16": np.uint16(0x3F80)}
+
+
+@impl("set")
+def _set(ctx, ins):
+    """`set.CmpOp{.BoolOp}.dtype.stype d, a, b{, {!}c}` (PTX ISA §9.7.7.3): like setp, but the
+    result is written as a value: all ones / zero for integer types, 1.0 / 0.0 for floats."""
+    dt, st = ins.types[0], ins.types[1]
+    if dt.value not in ("u32", "s32", "b32", "f32", "f16", "bf16"):
+        raise ctx.unsupported(ins, "is not executable yet")
+    cmp = _compare(ctx, ins, st)
+    a, b_ = (reader(ctx, o, st, ins) for o in ins.operands[1:3])
+    boolop = next((m for m in ins.modifiers if m in _BOOL), None)
+    c = reader(ctx, ins.operands[3], ScalarType.PRED, ins) if boolop else None
+    dst = writer(ctx, ins.operands[0], dt, ins)
+    true = _SET_TRUE.get(dt.value, np.uint32(0xFFFFFFFF))
+    comb = _BOOL.get(boolop)
+
+    def run(b, lanes):
+        r = np.asarray(cmp(a(b, lanes), b_(b, lanes)), dtype=bool)
+        if comb is not None:
+            r = comb(r, c(b, lanes))
+        dst(b, lanes, np.where(r, true, true.dtype.type(0)))
     return run, 0, -1
 
 
