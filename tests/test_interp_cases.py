@@ -1085,3 +1085,38 @@ def test_tile_reduce_ops_variants(variant):
                    reason="sm_90 clusters: `barrier.cluster.arrive` (cluster.sync) is not supported yet")
 def test_cluster_pair_sum_sm90_distributed_shared_memory():
     _cluster_pair_sum("sm90")
+
+
+def _round_bf16(x: float) -> np.uint16:
+    """float -> bf16 bits, round to nearest even (x is exactly representable in f64)."""
+    q = Fraction(x)
+    if q == 0:
+        return np.uint16(0x8000 if str(x).startswith("-") else 0)
+    f32 = np.float32(x)                          # exact for the values used here (halves -> f32)
+    u = int(np.asarray(f32).view(np.uint32))
+    lower, rest = u >> 16, u & 0xFFFF
+    up = rest > 0x8000 or (rest == 0x8000 and lower & 1)
+    return np.uint16(lower + up)
+
+
+def test_half_atomics_in_thread_order():
+    # atomicAdd on __half2 / __nv_bfloat162 / __half: each add rounds once; colliding adds apply in
+    # thread order, so the model is a sequential sum with one rounding per step.
+    n = 40
+    v = _halves(2 * n, scale=2.0)
+    acc2, acc1 = np.zeros(2, np.float16), np.zeros(1, np.float16)
+    accb = np.zeros(2, np.uint16)
+    kernel("half_bf16", "half_atomics")(1, 64, (v, acc2, accb, acc1, n))
+    pairs = v.reshape(n, 2)
+    e2 = [np.float16(0), np.float16(0)]
+    eb = [0.0, 0.0]
+    e1 = np.float16(0)
+    for i in range(n):
+        for k in range(2):
+            e2[k] = np.float16(float(e2[k]) + float(pairs[i, k]))          # exact sum, rounded once
+            bv = int(_round_bf16(float(pairs[i, k])))
+            addend = float(np.asarray(np.uint32(bv << 16)).view(np.float32))
+            eb[k] = float(np.asarray(np.uint32(int(_round_bf16(eb[k] + addend)) << 16)).view(np.float32))
+        e1 = np.float16(float(e1) + float(pairs[i, 0]))
+    assert list(acc2) == e2 and acc1[0] == e1
+    assert [float(np.asarray(np.uint32(int(x) << 16)).view(np.float32)) for x in accb] == eb

@@ -201,9 +201,18 @@ def _atom(ctx: CompileContext, ins: ir.Instruction):
     addr = address(ctx, ins.operands[a_idx], space, ins)
     vals = [reader(ctx, o, t, ins) for o in ins.operands[a_idx + 1:]]
     dst = None if is_red else writer(ctx, ins.operands[0], t, ins)
-    if t.kind == "f" and t.bits not in (32, 64):
-        raise ctx.unsupported(ins, "(half precision atomics) is not executable yet")
-    vt = numpy_dtype(t)
+    apply = None
+    if t.value in ("f16", "f16x2", "bf16", "bf16x2"):
+        if op not in ("add", "min", "max", "exch", "cas"):
+            raise ctx.unsupported(ins, "(half precision atomics) is not executable yet")
+        if op in ("add", "min", "max"):
+            from .. import half
+            fn = {"add": half.add, "min": half.min_, "max": half.max_}[op]
+            ut = UINT[t.bits]
+
+            def apply(op_, cur, v, cmpv=None):
+                return np.asarray(fn(cur, v, t.value)).astype(ut)
+    vt = np.dtype(UINT[t.bits]) if t.value in ("f16", "f16x2", "bf16", "bf16x2") else numpy_dtype(t)
     size = max(t.bits // 8, 1)
 
     def run(b, lanes):
@@ -211,7 +220,7 @@ def _atom(ctx: CompileContext, ins: ir.Instruction):
         args = [v(b, lanes).view(vt) for v in vals]
         try:
             check_alignment(a, size, space)
-            old = atomic_rmw(b, space, a, lanes, op, args, vt)
+            old = atomic_rmw(b, space, a, lanes, op, args, vt, apply)
         except MemoryFault as e:
             raise fault_lane(e, a, lanes) from None
         if dst is not None:
@@ -245,8 +254,8 @@ def _apply(op: str, cur, v, cmpv=None):
     raise AssertionError(op)
 
 
-def atomic_rmw(b, space: str, addr: np.ndarray, lanes: np.ndarray, op: str, args: list, vt: np.dtype
-               ) -> np.ndarray:
+def atomic_rmw(b, space: str, addr: np.ndarray, lanes: np.ndarray, op: str, args: list, vt: np.dtype,
+               apply=None) -> np.ndarray:
     """Apply an atomic op lane by lane in lane order; returns each lane's old value.
 
     Lanes are processed in rounds: each round takes, for every distinct address,
@@ -268,9 +277,9 @@ def atomic_rmw(b, space: str, addr: np.ndarray, lanes: np.ndarray, op: str, args
         cur = view[idx[sel]]
         old[sel] = cur
         if op == "cas":
-            new = _apply(op, cur, args[1][sel], args[0][sel])
+            new = (apply or _apply)(op, cur, args[1][sel], args[0][sel])
         else:
-            new = _apply(op, cur, args[0][sel])
+            new = (apply or _apply)(op, cur, args[0][sel])
         view[idx[sel]] = new
     return old
 
