@@ -145,6 +145,10 @@ def ffma(a, b, c, rnd="rn", ftz=False, sat=False):
     check_rnd(rnd)
     dt, (a, b, c) = prep(a, b, c, ftz=ftz)
     a64, b64, c64 = a.astype(F64), b.astype(F64), c.astype(F64)
+    if dt == F32 and rnd == "rn" and not ftz and not sat:
+        fast = _ffma32_rn(a64, b64, c64)
+        if fast is not None:
+            return fast
     fin = np.isfinite(a64) & np.isfinite(b64) & np.isfinite(c64)
     # right for every non-finite case (inf*0, inf-inf, NaN); a finite product that
     # overflows f64 is still finite, so an infinite c wins
@@ -165,6 +169,32 @@ def ffma(a, b, c, rnd="rn", ftz=False, sat=False):
         zneg = zero_sum_sign(np.where(pz, a64 * b64, 1.0), np.where(pz, c64, -1.0), rnd)
     r = np.where(nz, r, np.where(fin, _zero(zneg), naive))
     return finish(r, dt, a, b, c, ftz=ftz, sat=sat)
+
+
+def _ffma32_rn(a64, b64, c64):
+    """fma.rn.f32 the cheap way, or None when a special case needs the general path.
+
+    a*b is exact in f64 (48-bit product) and s + e == a*b + c exactly (TwoSum). Rounding s
+    to f32 is already right unless s lies exactly on an f32 midpoint (midpoints are f64
+    values, and |e| <= half an f64 ulp cannot carry the true sum across one); there the
+    sign of e decides, and e == 0 keeps ties-to-even. Non-finite inputs or results, and
+    zero sums (whose sign has rules of its own), go to the general path.
+    """
+    p = a64 * b64
+    s, e = two_sum(p, c64)
+    r = s.astype(F32)
+    if not np.isfinite(r).all() or not (s != 0).all() or not np.isfinite(p).all():
+        return None
+    back = r.astype(F64)
+    d = s - back                                             # exact: both near each other
+    nb = np.where(d > 0, np.nextafter(r, np.float32(np.inf)), np.nextafter(r, np.float32(-np.inf)))
+    if not np.isfinite(nb).all():
+        return None
+    tie = (d != 0) & (d == nb.astype(F64) - s)
+    if tie.any():
+        toward = np.where(e > 0, np.maximum(r, nb), np.minimum(r, nb))
+        r = np.where(tie & (e != 0), toward, r)
+    return r
 
 
 def fmad(a, b, c, rnd="rn", ftz=False, sat=False):
