@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import argparse
 import re
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 

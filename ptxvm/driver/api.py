@@ -20,7 +20,7 @@ import numpy as np
 
 from ..errors import LaunchError
 from ..ir import nodes as ir
-from ..ir.types import ScalarType, StateSpace
+from ..ir.types import ScalarType
 from ..interp.executor import (
     DEFAULT_MAX_STEPS, LaunchStats, ModuleImage, param_block, place_globals, prepare, run_kernel,
 )

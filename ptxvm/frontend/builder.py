@@ -11,9 +11,8 @@ from lark import Token, Transformer
 from .. import isa
 from ..errors import Diagnostic
 from ..ir.nodes import (
-    Address, Alias, Block, BranchTargets, CallPrototype, Function, FunctionKind, Guard,
-    ImmKind, Immediate, InitList, Instruction, Label, Linkage, Negated, Pair, ParenList,
-    PerfDirective, Pragma, Register, Section, Sink, Span, Symbol, SymbolRef, VarDecl, Vector,
+    Address, Alias, Block, BranchTargets, CallPrototype, Function, FunctionKind, ImmKind, Immediate, InitList, Instruction, Label, Linkage, Negated, Pair, ParenList,
+    PerfDirective, Pragma, Register, Section, Span, Symbol, SymbolRef, VarDecl, Vector,
 )
 from ..ir.types import ScalarType, StateSpace
 from .body import SIMPLE_DECL, classify, label_name
@@ -320,24 +319,12 @@ class IRBuilder(Transformer):
                 out.append(s)
         return Block(tuple(out), self.span(brace))
 
-    def label(self, c):
-        tok = c[0]
-        return Label(tok.rstrip(": \t"), self.span(tok))
-
     def local_decl(self, c):
         linkages = [Linkage(t[1:]) for t in c[:-1]]
         decls = c[-1]
         if linkages:
             decls = [_replace(d, linkage=linkages[-1]) for d in decls]
         return decls
-
-    def loc(self, c):
-        tok = c[0]
-        node = parse_loc(tok, self.span(tok))
-        if node is None:
-            self.error("malformed `.loc` directive; expected `.loc file line column[, ...]`", tok.line, tok.column)
-            return []
-        return node
 
     def callprototype(self, c):
         label = c[0]

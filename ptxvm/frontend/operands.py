@@ -130,7 +130,7 @@ def _list(c: _Cursor, close: str, allow_empty: bool) -> tuple[Operand, ...]:
     if c.peek()[1] == close:
         c.take()
         if not allow_empty:
-            c.fail(f"empty `{{}}` vector", c.toks[c.i - 1][2])
+            c.fail("empty `{}` vector", c.toks[c.i - 1][2])
         return ()
     while True:
         kind, text, pos = c.peek()

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..errors import DeadlockError, KernelFault, TrapError, WatchdogError
 from ..ir import nodes as ir
-from ..ir.types import ScalarType, StateSpace
+from ..ir.types import StateSpace
 from .compile import compile_kernel
 from .memory import DeviceMemory, MemoryFault
 from .ops.control import _Trap

@@ -182,8 +182,7 @@ class Batch:
             self.memory.store(addr, values, space)
             return
         if space == "generic":
-            self._generic(addr, n, lanes, lambda sp, a, l, v=values: self._store_part(sp, a, v, l), None,
-                          values=values)
+            self._generic(addr, n, lanes, None, None, values=values)
             return
         if space == "param":
             raise MemoryFault("store to a kernel parameter (.param is read-only in kernels)", 0,
@@ -191,12 +190,8 @@ class Batch:
         buf, idx = self._window(space, addr, n, lanes)
         buf.view(values.dtype)[idx // n] = values
 
-    def _store_part(self, space, addr, values, lanes):
-        self.store(space, addr, values, lanes)
-
     def _window(self, space: str, addr: np.ndarray, n: int, lanes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         if space == "shared":
-            size = max(self.shared_bytes, 1)
             off = window_offsets(addr, n, self.shared_bytes, space)
             return self.shared, self.take(self.cta_slot, lanes) * max(self.shared_bytes, 16) + off
         if space == "local":

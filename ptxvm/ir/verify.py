@@ -278,7 +278,7 @@ class Verifier:
             elif f is None and callee.name in ctx.labels:
                 self.error(f"`{callee.name}` is a label, not a function", ins.span, at=callee.name)
         elif callee is None or not isinstance(callee, Register):
-            self.error(f"`call` needs a function name or a register holding a function's address", ins.span)
+            self.error("`call` needs a function name or a register holding a function's address", ins.span)
 
     def _check_role(self, ins, op, role: isa.OperandRole, d: isa.Decoded, scope, ctx, width) -> None:
         kind = role.kind

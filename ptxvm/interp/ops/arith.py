@@ -121,7 +121,6 @@ def _mul(ctx, ins):
     t = ins.types[0]
     if t.kind == "f":
         return _binary(ctx, ins, None, num.fmul), 0, -1
-    mode = ins.mod("hilo") or ins.mod("mulmode") or next((m for m in ins.modifiers if m in ("lo", "hi", "wide")), "lo")
     if ins.has("wide"):
         wt = ScalarType(f"{t.kind if t.kind != 'b' else 'u'}{t.bits * 2}")
         a, b_ = (reader(ctx, o, t, ins) for o in ins.operands[1:3])

@@ -9,7 +9,7 @@ import numpy as np
 from ...ir import nodes as ir
 from ...ir.types import ScalarType
 from .. import intops
-from ..program import CompileContext, reader, writer
+from ..program import reader, writer
 from ..state import UINT
 from . import impl
 

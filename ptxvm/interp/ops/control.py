@@ -23,7 +23,6 @@ def _exit(ctx: CompileContext, ins: ir.Instruction):
 
 @impl("trap", "brkpt")
 def _trap(ctx: CompileContext, ins: ir.Instruction):
-    from ...errors import TrapError
 
     def run(b, lanes):
         raise _Trap(int(lanes[0]), f"`{ins.opcode}` executed")
