@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 from .errors import (  # noqa: F401
-    DeadlockError, Diagnostic, IsaTableError, KernelFault, LaunchError, PtxEncodingError, PtxError,
+    CodegenError, DeadlockError, Diagnostic, IsaTableError, KernelFault, LaunchError, PtxEncodingError, PtxError,
     PtxSemanticError, PtxSyntaxError, PtxVersionWarning, TrapError, UnsupportedError, WatchdogError,
 )
 
@@ -46,4 +46,4 @@ def __getattr__(name: str):
 
 
 __all__ = ["Module", "DeviceArray", "Kernel", "to_device", "KernelFault", "LaunchError","parse", "load", "format_ptx", "PtxError", "PtxSyntaxError", "PtxSemanticError",
-           "PtxEncodingError", "Diagnostic", "UnsupportedError", "__version__"]
+           "PtxEncodingError", "Diagnostic", "UnsupportedError", "CodegenError", "__version__"]

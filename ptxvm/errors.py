@@ -139,3 +139,10 @@ class WatchdogError(KernelFault):
 
 class TrapError(KernelFault):
     """`trap`, `brkpt` or a failed device-side assert."""
+
+
+class CodegenError(PtxError):
+    """LLVM rejected or crashed on the code ptxvm generated (verifier failure, fatal error).
+
+    This is a bug in ptxvm's lowering, not in the user's PTX; the message carries LLVM's own text.
+    """

@@ -29,6 +29,14 @@ from ..interp.state import Geometry
 
 MAX_THREADS_PER_BLOCK = 1024
 
+# Executors a launch can run on (``device=``); the host JIT adds "cpu" when it is built.
+DEVICES: tuple[str, ...] = ("interp",)
+
+
+def available_devices() -> tuple[str, ...]:
+    """Names accepted by ``Kernel.__call__(..., device=...)`` in this build."""
+    return DEVICES
+
 
 class Device:
     """One simulated device: its memory and the modules placed in it."""
@@ -191,8 +199,8 @@ class Kernel:
                  max_steps: int | None = None, trace=None, trace_out=None) -> LaunchStats:
         """Launch; ``trace`` is an iterable of (block, thread) pairs (ints or 1-3 tuples) whose
         executed instructions are written to ``trace_out`` (default: stderr)."""
-        if device != "interp":
-            raise LaunchError(f"device `{device}` is not available; this build has: interp")
+        if device not in available_devices():
+            raise LaunchError(f"device `{device}` is not available; this build has: {', '.join(available_devices())}")
         g, b = _dim3(grid, "grid"), _dim3(block, "block")
         tpb = b[0] * b[1] * b[2]
         if tpb > MAX_THREADS_PER_BLOCK:

@@ -1,0 +1,1 @@
+"""Differential testing: run one launch on several executors or against recorded goldens."""
