@@ -1,0 +1,201 @@
+"""The LLVM worker process: parses, verifies, optimises and compiles LLVM IR.
+
+LLVM reports fatal errors (``Cannot select``, failed assertions) by aborting the
+process, which no Python code can catch. ptxvm therefore runs every LLVM
+optimisation and code generation in this separate process, started by
+``ptxvm.jit.toolchain`` as ``python -m ptxvm.jit.llvm_worker``; if it dies, the
+parent turns its stderr into a ``CodegenError`` and starts a fresh one.
+
+Protocol (also used by the parent, hence the helpers live here): each message is
+an 8-byte little-endian length followed by that many bytes of pickle. The
+parent writes requests on our stdin, we answer on our stdout, one answer per
+request, in order. Pickle is safe here: both ends are ptxvm, over private pipes.
+Our fd 1 is moved aside for the protocol and pointed at stderr, so nothing
+LLVM or Python prints can corrupt the stream. Requests:
+
+* ``{"op": "compile", "id", "ir", "triple", "cpu", "features", "opt", "emit",
+  "reloc", "codemodel"}`` -> ``{"ok": True, "obj", "asm", "ll", "seconds"}`` or
+  ``{"ok": False, "kind": "parse"|"verify"|"target"|"internal", "message"}``;
+* ``{"op": "ping"}`` -> ``{"ok": True, "pid"}``;
+* ``{"op": "sleep", "seconds"}`` (lets tests exercise the parent's timeout).
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import signal
+import struct
+import sys
+import time
+import traceback
+from typing import Any, BinaryIO
+
+_LENGTH = struct.Struct("<Q")
+
+
+# ------------------------------------------------------------------ framing (both sides)
+
+def write_message(stream: BinaryIO, message: Any) -> None:
+    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    stream.write(_LENGTH.pack(len(data)))
+    stream.write(data)
+    stream.flush()
+
+
+def _read_exact(stream: BinaryIO, n: int) -> bytes:
+    chunks: list[bytes] = []
+    while n:
+        chunk = stream.read(n)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        n -= len(chunk)
+    return b"".join(chunks)
+
+
+def read_message(stream: BinaryIO) -> Any:
+    """The next message; ``EOFError`` when the other side closed the pipe (even mid-message)."""
+    head = _read_exact(stream, _LENGTH.size)
+    if len(head) < _LENGTH.size:
+        raise EOFError("pipe closed")
+    (size,) = _LENGTH.unpack(head)
+    data = _read_exact(stream, size)
+    if len(data) < size:
+        raise EOFError("pipe closed mid-message")
+    return pickle.loads(data)
+
+
+# ------------------------------------------------------------------ compilation (worker side)
+
+EMIT_KINDS = ("ll", "asm", "obj")
+
+_machines: dict[tuple, Any] = {}
+_PROBE_IR = "define void @ptxvm_probe() {\n  ret void\n}\n"
+
+
+def _captured_stderr(fn: Any) -> str:
+    """Run ``fn()`` with fd 2 sent to a temporary file; return what was written there."""
+    import tempfile
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as tmp:
+        os.dup2(tmp.fileno(), 2)
+        try:
+            fn()
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        tmp.seek(0)
+        return tmp.read().decode("utf-8", "replace")
+
+
+def _target_machine(llvm: Any, triple: str, cpu: str, features: str, opt: int, reloc: str, codemodel: str) -> Any:
+    key = (triple, cpu, features, opt, reloc, codemodel)
+    tm = _machines.get(key)
+    if tm is None:
+        target = llvm.Target.from_triple(triple)
+        made: list[Any] = []
+
+        def make_and_probe() -> None:
+            made.append(target.create_target_machine(cpu=cpu, features=features, opt=opt, reloc=reloc,
+                                                     codemodel=codemodel))
+            made[0].emit_assembly(llvm.parse_assembly(_PROBE_IR))
+
+        # LLVM only warns about an unknown cpu or feature (and then may abort deep in codegen, as
+        # amdgcn does): compile an empty function once and refuse the target if it complained.
+        text = _captured_stderr(make_and_probe)
+        tm = made[0]
+        bad = [line.strip() for line in text.splitlines() if "not a recognized" in line]
+        if bad:
+            raise RuntimeError("; ".join(dict.fromkeys(bad)))
+        _machines[key] = tm
+    return tm
+
+
+def _error(kind: str, message: str) -> dict:
+    return {"ok": False, "kind": kind, "message": message.strip()}
+
+
+def compile_request(llvm: Any, req: dict) -> dict:
+    start = time.perf_counter()
+    try:
+        module = llvm.parse_assembly(req["ir"])
+    except RuntimeError as exc:
+        return _error("parse", str(exc).removeprefix("LLVM IR parsing error").strip())
+    try:
+        module.verify()
+    except RuntimeError as exc:
+        return _error("verify", str(exc))
+    opt = req["opt"]
+    try:
+        tm = _target_machine(llvm, req["triple"], req["cpu"], req["features"], opt, req["reloc"], req["codemodel"])
+    except RuntimeError as exc:
+        return _error("target", f"{req['triple']!r} cpu {req['cpu']!r} features {req['features']!r}: {exc}")
+    # The optimiser needs the target's data layout; IR without one gets the target's.
+    if not module.triple:
+        module.triple = req["triple"]
+    if not module.data_layout:
+        module.data_layout = str(tm.target_data)
+
+    pto = llvm.create_pipeline_tuning_options(speed_level=opt)
+    # As clang does: loop and SLP vectorisers from -O2 up (llvmlite leaves SLP off).
+    pto.loop_vectorization = opt >= 2
+    pto.slp_vectorization = opt >= 2
+    pb = llvm.create_pass_builder(tm, pto)
+    pb.getModulePassManager().run(module, pb)
+
+    emit = req["emit"]
+    out: dict[str, Any] = {"ok": True, "obj": None, "asm": None, "ll": None}
+    if "ll" in emit:
+        out["ll"] = str(module)
+    machine_outputs = [k for k in ("asm", "obj") if k in emit]
+    for i, kind in enumerate(machine_outputs):
+        # Code generation mutates the module (AMDGPU structurizes control flow in place
+        # and a second emission from it aborts): every output but the last uses a clone.
+        source = module if i == len(machine_outputs) - 1 else module.clone()
+        out[kind] = tm.emit_assembly(source) if kind == "asm" else bytes(tm.emit_object(source))
+    out["seconds"] = time.perf_counter() - start
+    return out
+
+
+def _handle(llvm: Any, req: dict) -> dict:
+    op = req.get("op")
+    if op == "compile":
+        return compile_request(llvm, req)
+    if op == "ping":
+        return {"ok": True, "pid": os.getpid()}
+    if op == "sleep":
+        time.sleep(float(req["seconds"]))
+        return {"ok": True}
+    return _error("internal", f"unknown request {op!r}")
+
+
+def main() -> int:
+    # The protocol gets a private copy of fd 1; fd 1 itself now writes to stderr.
+    proto_out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    proto_in = sys.stdin.buffer
+    # Ctrl-C in the user's terminal reaches us too; the parent decides what to stop.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    import llvmlite.binding as llvm
+    llvm.initialize_all_targets()
+    llvm.initialize_all_asmprinters()
+
+    while True:
+        try:
+            req = read_message(proto_in)
+        except EOFError:
+            return 0   # the parent closed our stdin (exit, or it died): nothing left to do
+        try:
+            resp = _handle(llvm, req)
+        except Exception:  # noqa: BLE001 - report, keep serving
+            resp = _error("internal", traceback.format_exc())
+        resp["id"] = req.get("id")
+        write_message(proto_out, resp)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
