@@ -18,6 +18,8 @@ import numpy as np
 from ..errors import DeadlockError, KernelFault, TrapError, WatchdogError
 from ..ir import nodes as ir
 from ..ir.types import StateSpace
+from . import barriers
+from .barriers import BarrierMisuse
 from .compile import compile_kernel
 from .memory import DeviceMemory, MemoryFault
 from .ops.control import _Trap
@@ -227,11 +229,8 @@ def _run_batch(program: Program, b: Batch, max_steps: int) -> None:
         if op.run is not None and active.size and ctl != Control.JUMP:
             try:
                 op.run(b, active)
-            except MemoryFault as e:
-                raise _fault(KernelFault, program, b, e.lane, e.message, op, address=e.address,
-                             space=e.space) from None
-            except _Trap as e:
-                raise _fault(TrapError, program, b, e.lane, e.message, op) from None
+            except (MemoryFault, _Trap, BarrierMisuse) as e:
+                raise _op_error(program, b, op, e) from None
         if ctl == Control.NEXT:
             _advance(b, lanes, p + 1)
         elif ctl == Control.BRANCH:
@@ -245,11 +244,8 @@ def _run_batch(program: Program, b: Batch, max_steps: int) -> None:
         elif ctl == Control.JUMP:
             try:
                 new = op.run(b, active) if active.size else np.empty(0, dtype=np.int64)
-            except MemoryFault as e:
-                raise _fault(KernelFault, program, b, e.lane, e.message, op, address=e.address,
-                             space=e.space) from None
-            except _Trap as e:
-                raise _fault(TrapError, program, b, e.lane, e.message, op) from None
+            except (MemoryFault, _Trap, BarrierMisuse) as e:
+                raise _op_error(program, b, op, e) from None
             if b.pc is None and active.size == lanes.size and (new == new[0]).all():
                 b.pc_scalar = int(new[0])
             else:
@@ -321,37 +317,26 @@ def _diverge(b: Batch, alive: np.ndarray) -> None:
 
 
 def _whole_ctas(b: Batch, active: np.ndarray) -> bool:
-    """Whether ``active`` holds every live thread (so a barrier completes at once)."""
+    """Whether ``active`` holds every live thread, waiting with no count at a barrier no thread has
+    `bar.arrive`d at (so it completes at once, and nothing else can complete with it)."""
     counts = b.bar_count[active]
-    return not counts.any() and active.size == int((~b.exited).sum())
+    return not counts.any() and active.size == int((~b.exited).sum()) and not b.bar_arrived.any()
 
 
 def _release_barriers(b: Batch, program: Program | None = None) -> bool:
-    """Complete every barrier whose participants have all arrived; True if any did."""
-    if not b.waiting.any():
-        return False
-    released = False
-    live = ~b.exited
-    for bid in np.unique(b.bar_id[b.waiting]):
-        at = b.waiting & (b.bar_id == bid)
-        n_wait = np.bincount(b.cta_slot[at], minlength=b.n_ctas)
-        n_live = np.bincount(b.cta_slot[live], minlength=b.n_ctas)
-        want = np.zeros(b.n_ctas, dtype=np.int64)
-        np.maximum.at(want, b.cta_slot[at], b.bar_count[at])
-        need = np.where(want > 0, np.minimum(want, n_live), n_live)
-        done = (n_wait >= need) & (n_wait > 0)
-        if done.any():
-            rel = at & done[b.cta_slot]
-            b.waiting[rel] = False
-            released = True
-            if program is not None:
-                # bar.red delivers its reduction when the barrier completes.
-                idx = np.nonzero(rel)[0]
-                for pc in np.unique(b.bar_pc[idx]):
-                    release = getattr(program.ops[int(pc)].run, "on_release", None) if pc >= 0 else None
-                    if release is not None:
-                        release(b, idx[b.bar_pc[idx] == pc])
-    return released
+    """Complete every barrier phase whose arrivals are in; True if a waiting thread was released."""
+    try:
+        return barriers.release(b, program)
+    except BarrierMisuse as e:
+        op = program.ops[e.pc] if program is not None and e.pc is not None else None
+        raise _fault(TrapError, program, b, e.lane, e.message, op) from None
+
+
+def _op_error(program: Program, b: Batch, op, e: Exception):
+    """The user-facing error for a fault raised while ``op`` ran."""
+    if isinstance(e, MemoryFault):
+        return _fault(KernelFault, program, b, e.lane, e.message, op, address=e.address, space=e.space)
+    return _fault(TrapError, program, b, e.lane, e.message, op)
 
 
 def _thread_of(b: Batch, lane: int) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
@@ -384,21 +369,35 @@ def _fault(cls, program: Program, b: Batch, lane: int, message: str, op, **extra
 
 
 def _deadlock(program: Program, b: Batch) -> DeadlockError:
+    """Per blocked CTA and barrier: what it expects, what has arrived, who waits where."""
     lines = []
+
+    def num(x: float) -> str:
+        return f"{x:g}"
+
     for cta in range(b.n_ctas):
         sel = b.cta_slot == cta
         waiting = np.nonzero(sel & b.waiting)[0]
         if waiting.size == 0:
             continue
-        live = np.nonzero(sel & ~b.exited & ~b.waiting)[0]
         block, _ = _thread_of(b, int(waiting[0]))
-        lines.append(f"  block {block}: {waiting.size} threads wait at a barrier, "
-                     f"{int((sel & b.exited).sum())} exited, {live.size} elsewhere")
-        for pc in np.unique(b.pc[waiting])[:4]:
-            op = program.ops[int(pc) - 1]
-            who = waiting[b.pc[waiting] == pc]
-            lines.append(f"    waiting: threads {[_thread_of(b, int(t))[1] for t in who[:3]]}"
-                         f"{' ...' if who.size > 3 else ''} at line {op.ins.span.line}: `{op.ins}`")
+        n_live = int((sel & ~b.exited).sum())
+        lines.append(f"  block {block}: {waiting.size} of {n_live} non-exited threads wait at barriers, "
+                     f"{int((sel & b.exited).sum())} exited")
+        for bid in np.unique(b.bar_id[waiting]):
+            at, weighted, want, _ = barriers.status(b, int(bid))
+            here = waiting[b.bar_id[waiting] == bid]
+            arrived = b.bar_arrived[cta, bid]
+            if want[cta] > 0:
+                lines.append(f"    barrier {int(bid)} expects {int(want[cta])} threads, has {num(weighted[cta])} "
+                             f"({num(weighted[cta] - arrived)} waiting, {num(arrived)} by `bar.arrive`)")
+            else:
+                lines.append(f"    barrier {int(bid)} expects all {n_live} non-exited threads, has {here.size}")
+            for pc in np.unique(b.bar_pc[here])[:4]:
+                op = program.ops[int(pc)]
+                who = here[b.bar_pc[here] == pc]
+                lines.append(f"      waiting: threads {[_thread_of(b, int(t))[1] for t in who[:3]]}"
+                             f"{' ...' if who.size > 3 else ''} at line {op.ins.span.line}: `{op.ins}`")
     lane = int(np.nonzero(b.waiting)[0][0])
     err = _fault(DeadlockError, program, b, lane,
                  "deadlock: threads wait at a barrier that the rest of their block can never reach\n"

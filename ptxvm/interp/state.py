@@ -132,6 +132,28 @@ class Batch:
     def bar_pc(self) -> np.ndarray:
         return np.full(self.n, -1, dtype=np.int64)
 
+    # Barrier phases (see barriers.py): per CTA and barrier id, the weighted tally of `bar.arrive`
+    # arrivals and the largest thread count they announced; per thread, the barriers it arrived at.
+    @cached_property
+    def bar_arrived(self) -> np.ndarray:
+        return np.zeros((self.n_ctas, 16), dtype=np.float64)
+
+    @cached_property
+    def bar_arrive_want(self) -> np.ndarray:
+        return np.zeros((self.n_ctas, 16), dtype=np.int64)
+
+    @cached_property
+    def bar_arrive_mask(self) -> np.ndarray:
+        return np.zeros(self.n, dtype=np.uint16)
+
+    @cached_property
+    def warp_weight(self) -> np.ndarray:
+        """What one thread's arrival counts at a barrier: barriers count warps (32 threads each),
+        so a thread of a partial last warp of p threads weighs 32/p."""
+        tpc = self.geometry.threads_per_cta
+        pop = np.minimum(WARP, tpc - self.warpid.astype(np.int64) * WARP)
+        return WARP / pop
+
     # ------------------------------------------------------------ lane selection
     # ``lanes`` is an index array of threads; the batch's own ``all`` array (every
     # thread, in order) is recognised by identity so the converged case reads and
