@@ -63,6 +63,8 @@ class DeviceMemory:
     allocations: list[Allocation] = field(default_factory=list)   # sorted by base
     _bases: list[int] = field(default_factory=list)
     _next: int = GLOBAL_BASE
+    # Opt-in write attribution (differential testing); the store paths check it once per step.
+    writes: "WriteTracker | None" = None
 
     def alloc(self, size: int, name: str, *, space: str = "global", data: bytes | np.ndarray | None = None
               ) -> Allocation:
@@ -176,6 +178,35 @@ class DeviceMemory:
             a = allocs[int(k)]
             out.append((sel, a, ((addr[sel] - np.uint64(a.base)) // np.uint64(nbytes)).astype(np.int64)))
         return out
+
+
+class WriteTracker:
+    """Who wrote what: per byte of chosen allocations, the global linear thread id
+    (CTA-major, x fastest) of the last thread that stored to it; -1 = never written.
+
+    Installed as ``DeviceMemory.writes`` for one launch; ``st``, ``atom`` and ``red``
+    report their global and generic accesses through ``record``.
+    """
+
+    def __init__(self, allocations: list[Allocation]) -> None:
+        self.owners: dict[int, tuple[Allocation, np.ndarray]] = {
+            a.base: (a, np.full(a.size, -1, dtype=np.int64)) for a in allocations}
+
+    def owner(self, a: Allocation) -> np.ndarray:
+        return self.owners[a.base][1]
+
+    def record(self, addr: np.ndarray, nbytes: int, tids: np.ndarray) -> None:
+        """Lanes in ``addr``/``tids`` order: where two lanes hit one byte the later one wins,
+        as it does in the store itself (numpy assignment keeps the last duplicate)."""
+        span = np.arange(nbytes, dtype=np.uint64)
+        for a, owner in self.owners.values():
+            sel = (addr >= np.uint64(a.base)) & (addr < np.uint64(a.end))
+            if not sel.any():
+                continue
+            offs = ((addr[sel] - np.uint64(a.base))[:, None] + span).reshape(-1)
+            who = np.repeat(np.asarray(tids, dtype=np.int64)[sel], nbytes)
+            keep = offs < np.uint64(a.size)
+            owner[offs[keep].astype(np.intp)] = who[keep]
 
 
 def check_alignment(addr: np.ndarray, nbytes: int, space: str) -> None:

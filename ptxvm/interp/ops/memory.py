@@ -139,7 +139,18 @@ def _st(ctx: CompileContext, ins: ir.Instruction):
                 b.store(space, a + np.uint64(i * size) if i else a, r(b, lanes), lanes, aligned=True)
         except MemoryFault as e:
             raise fault_lane(e, a, lanes) from None
+        if b.memory.writes is not None and space in _TRACKED:
+            b.memory.writes.record(a, total, _thread_ids(b, lanes))
     return run, 0, -1
+
+
+# Write attribution (DeviceMemory.writes) covers what can land in a global allocation.
+_TRACKED = ("global", "generic")
+
+
+def _thread_ids(b, lanes: np.ndarray) -> np.ndarray:
+    """Batch lanes -> global linear thread ids (threads are numbered CTA-major in a batch)."""
+    return np.int64(b.first_cta * b.geometry.threads_per_cta) + lanes.astype(np.int64)
 
 
 _WINDOWS = {"shared": (SHARED_BASE, SHARED_LIMIT), "local": (LOCAL_BASE, LOCAL_LIMIT),
@@ -223,6 +234,11 @@ def _atom(ctx: CompileContext, ins: ir.Instruction):
             old = atomic_rmw(b, space, a, lanes, op, args, vt, apply)
         except MemoryFault as e:
             raise fault_lane(e, a, lanes) from None
+        if b.memory.writes is not None and space in _TRACKED:
+            # A failed compare-and-swap writes nothing; every other atomic writes.
+            wrote = old.view(UINT[size * 8]) == args[0].view(UINT[size * 8]) if op == "cas" else \
+                np.ones(a.shape, dtype=bool)
+            b.memory.writes.record(a[wrote], size, _thread_ids(b, lanes)[wrote])
         if dst is not None:
             dst(b, lanes, old.view(UINT[max(t.bits, 8)]))
     return run, 0, -1
