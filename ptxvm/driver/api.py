@@ -30,7 +30,7 @@ from ..interp.state import Geometry
 MAX_THREADS_PER_BLOCK = 1024
 
 # Executors a launch can run on (``device=``); the host JIT adds "cpu" when it is built.
-DEVICES: tuple[str, ...] = ("interp",)
+DEVICES: tuple[str, ...] = ("interp", "cpu")
 
 
 def available_devices() -> tuple[str, ...]:
@@ -220,10 +220,15 @@ class Kernel:
             raise LaunchError(f"kernel `{self.name}` takes {len(self.params)} arguments ({sig}), got {len(args)}")
         dev = default_device()
         image = dev.image(self.module)
-        key = (self.name, shared_mem)
+        key = (self.name, shared_mem, device)
         program = self.module._programs.get(key)
         if program is None:
-            program = self.module._programs[key] = prepare(self.module.ir, self.ir, image, shared_mem)
+            if device == "cpu":
+                from ..jit.executor import compile_kernel
+                program = compile_kernel(self.module.ir, self.ir, image, shared_mem)
+            else:
+                program = prepare(self.module.ir, self.ir, image, shared_mem)
+            self.module._programs[key] = program
         raw, copy_back = [], []
         try:
             for p, a in zip(self.params, args):
@@ -231,9 +236,16 @@ class Kernel:
             params = param_block(self.ir, program.symbols, raw)
             stats = LaunchStats()
             try:
-                run_kernel(program, Geometry(g, b), dev.memory, params, shared_mem,
-                           max_steps or DEFAULT_MAX_STEPS, stats=stats,
-                           trace=_trace_ids(trace, g, b), out=trace_out)
+                if device == "cpu":
+                    if trace:
+                        raise LaunchError("--trace/trace= needs device='interp'")
+                    from ..jit.executor import run_kernel as run_jit
+                    run_jit(program, Geometry(g, b), dev.memory, params, shared_mem,
+                            max_steps or DEFAULT_MAX_STEPS, stats=stats)
+                else:
+                    run_kernel(program, Geometry(g, b), dev.memory, params, shared_mem,
+                               max_steps or DEFAULT_MAX_STEPS, stats=stats,
+                               trace=_trace_ids(trace, g, b), out=trace_out)
             finally:
                 self.stats = stats
         finally:

@@ -1,0 +1,399 @@
+"""The host JIT executor (``device="cpu"``): compiled kernels, batches of CTAs, synchronisation.
+
+Each round, generated code (``ptxvm_run``) runs every runnable thread of a batch to its
+next stop; CTAs are split into chunks that run on host threads in parallel (ctypes
+releases the GIL).  Between rounds the executor settles what the stopped threads wait
+for, vectorized over the whole batch with numpy: barriers (per CTA and barrier id, with
+thread counts, ``bar.arrive`` and ``bar.red``), warp exchanges (per warp, the lanes
+stopped at the lowest instruction form the participating group), and printf.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import DeadlockError, KernelFault, TrapError, WatchdogError
+from ..interp.executor import LaunchStats, ModuleImage, layout
+from ..interp.memory import GLOBAL_BASE, LOCAL_BASE, SHARED_BASE, DeviceMemory
+from ..interp.state import Geometry
+from ..ir import nodes as ptx
+from ..lift.module import LiftedModule, Site, lift_kernel
+from . import layout as L
+from .host import HostHooks
+
+DEFAULT_MEMORY_BUDGET = 2 << 30
+_DRIVER = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
+
+
+@dataclass
+class JitProgram:
+    kernel: ptx.Function
+    lifted: LiftedModule
+    symbols: object                    # interp.program.Symbols: the launch's memory layout
+    record_bytes: int
+    loaded: object                     # keeps the machine code alive
+    driver: object
+    files: dict[int, str]
+
+
+def compile_kernel(module: ptx.Module, kernel: ptx.Function, image: ModuleImage, dynamic_shared: int,
+                   *, opt: int = 2) -> JitProgram:
+    from .loader import host_target, jit_ir
+    lay = layout(module, kernel, image, dynamic_shared)
+    triple, _cpu, _features = host_target()
+    hooks = HostHooks(triple=triple)
+    lifted = lift_kernel(module, kernel.name, hooks, lay)
+    loaded = jit_ir(lifted.llvm_ir, opt=opt)
+    driver = _DRIVER(loaded.address("ptxvm_run"))
+    record = (L.THREAD_HEADER + 8 * hooks.save_slots + 15) // 16 * 16
+    files = {i.index: i.path for i in module.items if isinstance(i, ptx.FileDirective)}
+    return JitProgram(kernel, lifted, lay, record, loaded, driver, files)
+
+
+class _Launch:
+    """One launch: the shared tables every batch uses."""
+
+    def __init__(self, program: JitProgram, geometry: Geometry, memory: DeviceMemory, params: np.ndarray,
+                 dynamic_shared: int, max_steps: int) -> None:
+        self.program, self.geometry, self.memory = program, geometry, memory
+        self.params = np.ascontiguousarray(params, dtype=np.uint8)
+        live = [a for a in memory.allocations if not a.freed]
+        top = max((a.base + a.size for a in live), default=GLOBAL_BASE)
+        npages = max((top - GLOBAL_BASE + (1 << L.PAGE_SHIFT) - 1) >> L.PAGE_SHIFT, 1)
+        self.pages = np.full(npages, -1, dtype=np.int32)
+        self.allocs = np.zeros((max(len(live), 1), 3), dtype=np.uint64)
+        for i, a in enumerate(live):
+            first = (a.base - GLOBAL_BASE) >> L.PAGE_SHIFT
+            last = (a.base + max(a.size, 1) - 1 - GLOBAL_BASE) >> L.PAGE_SHIFT
+            self.pages[first:last + 1] = i
+            self.allocs[i] = (a.base, a.base + a.size, a.data.ctypes.data)
+        sym = program.symbols
+        names = program.lifted.symbols
+        self.symtab = np.array([sym.globals.get(n, sym.functions.get(n, 0)) for n in names] or [0],
+                               dtype=np.uint64)
+        self.ctx = np.zeros(L.CTX_SLOTS, dtype=np.uint64)
+        c = self.ctx
+        c[L.X_PARAMS] = self.params.ctypes.data
+        c[L.X_PAGES], c[L.X_NPAGES] = self.pages.ctypes.data, npages
+        c[L.X_ALLOCS], c[L.X_SYMBOLS] = self.allocs.ctypes.data, self.symtab.ctypes.data
+        c[L.X_SHARED_SIZE], c[L.X_LOCAL_SIZE] = sym.shared_bytes, sym.local_bytes
+        c[L.X_NTID:L.X_NTID + 3] = geometry.block
+        c[L.X_NCTAID:L.X_NCTAID + 3] = geometry.grid
+        c[L.X_BUDGET] = max_steps
+        c[L.X_DYN_SHARED] = dynamic_shared
+        c[L.X_PARAM_SIZE] = self.params.size
+
+
+def run_kernel(program: JitProgram, geometry: Geometry, memory: DeviceMemory, params: np.ndarray,
+               dynamic_shared: int, max_steps: int, stats: LaunchStats | None = None, out=None,
+               memory_budget: int = DEFAULT_MEMORY_BUDGET) -> LaunchStats:
+    stats = stats if stats is not None else LaunchStats()
+    launch = _Launch(program, geometry, memory, params, dynamic_shared, max_steps)
+    tpc = geometry.threads_per_cta
+    sym = program.symbols
+    per_cta = tpc * (program.record_bytes + sym.local_bytes) + sym.shared_bytes + CTA_EXTRA(tpc)
+    ctas_per_batch = max(1, min(geometry.ctas, memory_budget // max(per_cta, 1)))
+    for first in range(0, geometry.ctas, ctas_per_batch):
+        n = min(ctas_per_batch, geometry.ctas - first)
+        _Batch(launch, first, n, stats, out or sys.stdout).run()
+        stats.batches += 1
+    return stats
+
+
+def CTA_EXTRA(tpc: int) -> int:
+    return L.CTA_RECORD + ((tpc + 31) // 32) * 32 * L.OUT_SLOTS * 8
+
+
+class _Batch:
+    def __init__(self, launch: _Launch, first_cta: int, n_ctas: int, stats: LaunchStats, out) -> None:
+        self.launch, self.first, self.n_ctas, self.stats, self.out = launch, first_cta, n_ctas, stats, out
+        p, g = launch.program, launch.geometry
+        self.tpc = tpc = g.threads_per_cta
+        self.n = n = n_ctas * tpc
+        self.stride = p.record_bytes
+        self.records = np.zeros(n * self.stride, dtype=np.uint8)
+        self.view = self.records.view(L.thread_dtype(self.stride))
+        v = self.view
+        lin = np.arange(n, dtype=np.int64)
+        cta_slot = lin // tpc
+        local = lin % tpc
+        bx, by = g.block[0], g.block[1]
+        v["linear"] = local
+        v["tid"][:, 0] = local % bx
+        v["tid"][:, 1] = (local // bx) % by
+        v["tid"][:, 2] = local // (bx * by)
+        self.nwarps = (tpc + 31) // 32
+        self.shared = np.zeros(n_ctas * max(p.symbols.shared_bytes, 16), dtype=np.uint8)
+        lb = p.symbols.local_bytes
+        self.local = np.zeros(n * max(lb, 16), dtype=np.uint8)
+        self.xchg = np.zeros(n_ctas * self.nwarps * 32 * L.OUT_SLOTS, dtype=np.uint64)
+        self.ctas = np.zeros((n_ctas, L.CTA_RECORD // 4), dtype=np.uint32)
+        ids = np.arange(first_cta, first_cta + n_ctas)
+        gx, gy = g.grid[0], g.grid[1]
+        self.ctas[:, 0], self.ctas[:, 1], self.ctas[:, 2] = ids % gx, (ids // gx) % gy, ids // (gx * gy)
+        ptrs = self.ctas.view(np.uint64)
+        ptrs[:, L.C_SHARED // 8] = self.shared.ctypes.data + np.arange(n_ctas, dtype=np.uint64) * max(p.symbols.shared_bytes, 16)
+        ptrs[:, L.C_XCHG // 8] = self.xchg.ctypes.data + np.arange(n_ctas, dtype=np.uint64) * (self.nwarps * 32 * L.OUT_SLOTS * 8)
+        v["cta"] = self.ctas.ctypes.data + cta_slot.astype(np.uint64) * L.CTA_RECORD
+        v["local"] = self.local.ctypes.data + lin.astype(np.uint64) * max(lb, 16)
+        self.cta_slot = cta_slot
+        self.arrived = {}                  # (cta slot, barrier id) -> bar.arrive count
+
+    # ------------------------------------------------------------------ rounds
+    def run(self) -> None:
+        workers = min(os.cpu_count() or 1, 8, self.n_ctas)
+        chunks = np.array_split(np.arange(self.n_ctas), workers) if workers > 1 else [np.arange(self.n_ctas)]
+        chunks = [(int(c[0]) * self.tpc, int(c.size) * self.tpc) for c in chunks if c.size]
+        ctx = self.launch.ctx.ctypes.data
+        base = self.records.ctypes.data
+        drv = self.launch.program.driver
+        pool = ThreadPoolExecutor(len(chunks)) if len(chunks) > 1 else None
+        try:
+            while True:
+                if pool is None:
+                    codes = [drv(ctx, base + s * self.stride, m, self.stride) for s, m in chunks]
+                else:
+                    codes = list(pool.map(lambda c: drv(ctx, base + c[0] * self.stride, c[1], self.stride), chunks))
+                state = self.view["state"]
+                if any(codes):
+                    self._fatal(state)
+                if (state == L.State.EXITED).all():
+                    break
+                if not self._settle(state):
+                    raise self._deadlock(state)
+        finally:
+            if pool is not None:
+                pool.shutdown()
+            self.stats.instructions += int(self.view["steps"].sum())
+
+    def _settle(self, state: np.ndarray) -> bool:
+        """Release what can be released; False when nothing could (deadlock)."""
+        released = False
+        v = self.view
+        pr = np.nonzero(state == L.State.PRINTF)[0]
+        if pr.size:
+            self._printf(pr)
+            state[pr] = L.State.RUNNABLE
+            released = True
+        ar = np.nonzero(state == L.State.ARRIVE)[0]
+        for t in ar:
+            key = (int(self.cta_slot[t]), int(v["aux"][t]))
+            self.arrived[key] = self.arrived.get(key, 0) + 1
+        if ar.size:
+            state[ar] = L.State.RUNNABLE
+            released = True
+        wp = np.nonzero(state == L.State.WARP)[0]
+        if wp.size:
+            released |= self._release_warps(wp)
+        bw = np.nonzero(state == L.State.BARRIER)[0]
+        if bw.size:
+            released |= self._release_barriers(bw, state)
+        return released
+
+    def _release_warps(self, lanes: np.ndarray) -> bool:
+        v = self.view
+        warp = self.cta_slot[lanes] * self.nwarps + (v["linear"][lanes] >> 5)
+        site = v["site"][lanes]
+        order = np.lexsort((site, warp))
+        lanes, warp, site = lanes[order], warp[order], site[order]
+        first = np.ones(lanes.size, dtype=bool)
+        first[1:] = warp[1:] != warp[:-1]
+        lowest = np.maximum.accumulate(np.where(first, np.arange(lanes.size), 0))
+        chosen = lanes[site == site[lowest]]
+        cw = self.cta_slot[chosen] * self.nwarps + (v["linear"][chosen] >> 5)
+        bits = (np.uint64(1) << (v["linear"][chosen] & 31).astype(np.uint64))
+        masks = np.zeros(self.n_ctas * self.nwarps, dtype=np.uint64)
+        np.bitwise_or.at(masks, cw, bits)
+        v["inbox"][chosen] = masks[cw]
+        slots = (cw * 32 + (v["linear"][chosen] & 31)).astype(np.int64)
+        x = self.xchg.reshape(-1, L.OUT_SLOTS)
+        x[slots] = v["out"][chosen]
+        v["state"][chosen] = L.State.RUNNABLE
+        return True
+
+    def _release_barriers(self, waiting: np.ndarray, state: np.ndarray) -> bool:
+        v = self.view
+        released = False
+        live = np.bincount(self.cta_slot[state != L.State.EXITED], minlength=self.n_ctas)
+        keys = self.cta_slot[waiting] * 16 + v["aux"][waiting].astype(np.int64)
+        for key in np.unique(keys):
+            who = waiting[keys == key]
+            cta, bid = divmod(int(key), 16)
+            want = int(v["aux2"][who].max())
+            have = who.size + self.arrived.get((cta, bid), 0)
+            if (want and have >= want) or (not want and who.size >= live[cta]):
+                site = self.launch.program.lifted.sites[int(v["site"][who[0]]) - 1]
+                if "red" in site.instruction.modifiers:
+                    vals = v["out"][who, 0]
+                    op = next(m for m in site.instruction.modifiers if m in ("popc", "and", "or"))
+                    r = int(np.count_nonzero(vals)) if op == "popc" else int(bool(vals.all())) if op == "and" \
+                        else int(bool(vals.any()))
+                    v["inbox"][who] = r
+                state[who] = L.State.RUNNABLE
+                self.arrived.pop((cta, bid), None)
+                released = True
+        return released
+
+    # ------------------------------------------------------------------ reports
+    def _where(self, t: int) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+        v = self.view
+        block = tuple(int(x) for x in self.ctas[self.cta_slot[t], :3])
+        return block, tuple(int(x) for x in v["tid"][t])
+
+    def _site(self, t: int) -> Site | None:
+        s = int(self.view["site"][t])
+        sites = self.launch.program.lifted.sites
+        return sites[s - 1] if 0 < s <= len(sites) else None
+
+    def _error(self, cls, t: int, message: str, **extra) -> KernelFault:
+        block, thread = self._where(t)
+        site = self._site(t)
+        name = self.launch.program.kernel.name
+        ins = site.instruction if site else None
+        where = ""
+        source = None
+        if site is not None and site.loc is not None:
+            f, line, _col = site.loc
+            source = f"{self.launch.program.files.get(f, f'file {f}')}:{line}"
+            where = f" [{source}]"
+        full = f"{message}\n  in kernel `{name}`, block {block}, thread {thread}"
+        if ins is not None:
+            full += f"\n  at `{ins}`{where}"
+        if extra.get("address") is not None and cls is KernelFault:
+            full += f"\n  address 0x{extra['address']:x} in the .{extra.get('space')} state space"
+        span = ins.span if ins is not None else None
+        err = cls(full, kernel=name, block=block, thread=thread, instruction=str(ins) if ins else None,
+                  filename=span.filename if span else None, line=span.line if span and span.line else None,
+                  column=span.column if span and span.line else None, source=source,
+                  address=extra.get("address"), space=extra.get("space"))
+        err.memory = self.launch.memory
+        return err
+
+    def _fatal(self, state: np.ndarray) -> None:
+        bad = np.nonzero(np.isin(state, (L.State.FAULT, L.State.TRAP, L.State.WATCHDOG, L.State.ASSERT)))[0]
+        t = int(bad[0])
+        st = int(state[t])
+        v = self.view
+        if st == L.State.WATCHDOG:
+            raise self._error(WatchdogError, t, f"the launch exceeded its budget of {int(self.launch.ctx[L.X_BUDGET]):,} "
+                                                "steps in one thread (an endless loop?); raise it with max_steps=...")
+        if st == L.State.TRAP:
+            site = self._site(t)
+            what = site.instruction.opcode if site else "trap"
+            raise self._error(TrapError, t, f"the kernel executed `{what}`")
+        if st == L.State.ASSERT:
+            raise self._error(TrapError, t, self._assert_text(t))
+        addr, kind, size = int(v["fault_addr"][t]), int(v["fault_kind"][t]), int(v["fault_size"][t])
+        site = self._site(t)
+        space = _space_of(site.instruction) if site else "generic"
+        if space == "generic":
+            space, addr_in = _classify(addr)
+        else:
+            addr_in = addr
+        if kind == L.FaultKind.MISALIGNED:
+            msg = f"misaligned {space} access: {size}-byte access at 0x{addr_in:x} is not {size}-byte aligned"
+        elif kind == L.FaultKind.READONLY:
+            msg = "store to the read-only .const state space"
+        elif space in ("shared", "local"):
+            limit = self.launch.program.symbols.shared_bytes if space == "shared" else self.launch.program.symbols.local_bytes
+            msg = (f"out-of-bounds {space} access of {size} bytes at offset 0x{addr_in:x}; "
+                   f"the {space} window holds {limit} bytes")
+        else:
+            msg = f"out-of-bounds {space} access of {size} bytes at 0x{addr:x} ({self.launch.memory.nearest(addr)})"
+        raise self._error(KernelFault, t, msg, address=addr_in, space=space)
+
+    def _assert_text(self, t: int) -> str:
+        out = self.view["out"][t]
+        read = _MemoryReader(self)
+        text = read.cstring(int(out[0]), t)
+        where = read.cstring(int(out[1]), t)
+        func = read.cstring(int(out[3]), t)
+        line = int(out[2]) & 0xFFFFFFFF
+        return f"device-side assert failed: `{text}` in {func} at {where}:{line}"
+
+    def _printf(self, threads: np.ndarray) -> None:
+        from ..interp.ops.calls import _format
+        reader = _MemoryReader(self)
+        order = threads[np.argsort(self.cta_slot[threads] * self.tpc + self.view["linear"][threads], kind="stable")]
+        for t in order:
+            out = self.view["out"][t]
+            reader.lane = int(t)
+            self.out.write(_format(reader, int(out[0]), int(out[1]), int(t)))
+        self.out.flush()
+
+    def _deadlock(self, state: np.ndarray) -> DeadlockError:
+        lines = []
+        v = self.view
+        for cta in range(self.n_ctas):
+            sel = self.cta_slot == cta
+            waiting = np.nonzero(sel & (state == L.State.BARRIER))[0]
+            if waiting.size == 0:
+                continue
+            block, _ = self._where(int(waiting[0]))
+            n_live = int((sel & (state != L.State.EXITED)).sum())
+            lines.append(f"  block {block}: {waiting.size} of {n_live} non-exited threads wait at barriers, "
+                         f"{int((sel & (state == L.State.EXITED)).sum())} exited")
+            for bid in np.unique(v["aux"][waiting]):
+                here = waiting[v["aux"][waiting] == bid]
+                want = int(v["aux2"][here].max())
+                if want:
+                    lines.append(f"    barrier {int(bid)} expects {want} threads, has {here.size}")
+                else:
+                    lines.append(f"    barrier {int(bid)} expects all {n_live} non-exited threads, has {here.size}")
+                for s in np.unique(v["site"][here])[:4]:
+                    ins = self.launch.program.lifted.sites[int(s) - 1].instruction
+                    who = here[v["site"][here] == s]
+                    lines.append(f"      waiting: threads {[self._where(int(t))[1] for t in who[:3]]}"
+                                 f"{' ...' if who.size > 3 else ''} at line {ins.span.line}: `{ins}`")
+        first = np.nonzero(state == L.State.BARRIER)[0]
+        t = int(first[0]) if first.size else int(np.nonzero(state != L.State.EXITED)[0][0])
+        return self._error(DeadlockError, t, "deadlock: threads wait at a barrier that the rest of their block "
+                                             "can never reach\n" + "\n".join(lines[:40]))
+
+
+class _MemoryReader:
+    """Byte reads for printf/assert text: the generic address space as one thread sees it."""
+
+    def __init__(self, batch: _Batch) -> None:
+        self.batch, self.lane = batch, 0
+
+    def _byte(self, addr: int, t: int) -> int:
+        bt = self.batch
+        sym = bt.launch.program.symbols
+        if SHARED_BASE <= addr < SHARED_BASE + sym.shared_bytes:
+            return int(bt.shared[int(bt.cta_slot[t]) * max(sym.shared_bytes, 16) + addr - SHARED_BASE])
+        if LOCAL_BASE <= addr < LOCAL_BASE + sym.local_bytes:
+            return int(bt.local[t * max(sym.local_bytes, 16) + addr - LOCAL_BASE])
+        a = bt.launch.memory.find(addr)
+        return int(a.data[addr - a.base]) if a is not None else 0
+
+    def load(self, space, addrs, dtype, lanes):
+        return np.array([self._byte(int(a), int(self.lane)) for a in addrs], dtype=np.uint8)
+
+    def cstring(self, addr: int, t: int, limit: int = 4096) -> str:
+        out = bytearray()
+        while addr and len(out) < limit:
+            c = self._byte(addr + len(out), t)
+            if c == 0:
+                break
+            out.append(c)
+        return out.decode("utf-8", "replace")
+
+
+def _space_of(ins: ptx.Instruction) -> str:
+    s = ins.mod("space")
+    return "generic" if s is None else s.split("::")[0]
+
+
+def _classify(addr: int) -> tuple[str, int]:
+    if SHARED_BASE <= addr < LOCAL_BASE:
+        return "shared", addr - SHARED_BASE
+    if LOCAL_BASE <= addr < LOCAL_BASE + (1 << 32):
+        return "local", addr - LOCAL_BASE
+    return "global", addr

@@ -1,0 +1,453 @@
+"""Target hooks for the host JIT: threads as resumable state machines, checked memory.
+
+A lowered kernel is ``i32 kernel(i64* ctx, i8* thread_record)``.  It runs one thread
+until the thread exits, faults, or reaches a synchronisation point (a barrier, a warp
+instruction, printf); there it saves every register into its record, notes where to
+resume, and returns.  The executor settles the synchronisation across threads and calls
+the thread again, which restores its registers and continues after the stop.
+
+Every memory access is checked against the launch's allocation map (global and const
+memory through a page table, shared and local memory against their window sizes), so
+no PTX program can touch host memory outside the buffers it was given; a bad access
+records a fault report in the thread record and stops the thread.
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+
+from ..interp.memory import GLOBAL_BASE, LOCAL_BASE, LOCAL_LIMIT, SHARED_BASE, SHARED_LIMIT
+from ..interp.state import PARAM_BASE, PARAM_LIMIT
+from ..ir import nodes as ptx
+from ..lift.function import I1, I8, I8P, I32, I64, FunctionLowering
+from ..lift.hooks import TargetHooks, WarpView
+from . import layout as L
+
+I32P, I64P = ir.PointerType(I32), ir.PointerType(I64)
+
+
+def _field(b: ir.IRBuilder, base: ir.Value, offset: int, ty: ir.Type) -> ir.Value:
+    p = b.gep(base, [I64(offset)]) if offset else base
+    return b.bitcast(p, ir.PointerType(ty))
+
+
+class HostWarpView(WarpView):
+    def __init__(self, xchg: ir.Value, mask: ir.Value, lane: ir.Value) -> None:
+        self.xchg, self.mask, self.lane = xchg, mask, lane
+
+    def value(self, b: ir.IRBuilder, lane: ir.Value, slot: int) -> ir.Value:
+        idx = b.add(b.mul(b.zext(lane, I64), I64(L.OUT_SLOTS * 8)), I64(slot * 8))
+        return b.load(b.bitcast(b.gep(self.xchg, [idx]), I64P))
+
+
+class HostHooks(TargetHooks):
+    name = "host"
+
+    def __init__(self, triple: str = "", data_layout: str = "") -> None:
+        self.triple, self.data_layout = triple, data_layout
+        self.save_slots = 0
+
+    def finish_module(self, ml, entry: ir.Function) -> None:
+        add_driver(ml.llmod, entry)
+
+    # ------------------------------------------------------------------ ABI
+    def kernel_signature(self) -> ir.FunctionType:
+        return ir.FunctionType(I32, [I64P, I8P])
+
+    def function_prefix_args(self) -> list[ir.Type]:
+        return [I64P, I8P]
+
+    def function_prefix_values(self, fl: FunctionLowering) -> list[ir.Value]:
+        return [fl.llfn.args[0], fl.llfn.args[1]]
+
+    def begin_function(self, fl: FunctionLowering) -> None:
+        fl.ctx, fl.thr = fl.llfn.args[0], fl.llfn.args[1]
+        fl.ctx.name, fl.thr.name = "ctx", "thr"
+        fl.stops = []
+        fl.fault_block = None
+
+    def after_call(self, fl: FunctionLowering, status: ir.Value) -> None:
+        b = fl.b
+        stop, cont = fl.new_block("callee_stopped"), fl.new_block("after_call")
+        b.cbranch(b.icmp_unsigned("!=", status, I32(0)), stop, cont)
+        b.position_at_end(stop)
+        b.ret(status)
+        b.position_at_end(cont)
+
+    # ------------------------------------------------------------------ context access
+    def ctx(self, fl: FunctionLowering, slot: int) -> ir.Value:
+        return fl.b.load(fl.b.gep(fl.ctx, [I64(slot)]))
+
+    def thr(self, fl: FunctionLowering, offset: int, ty: ir.Type) -> ir.Value:
+        return _field(fl.b, fl.thr, offset, ty)
+
+    def set_state(self, fl: FunctionLowering, state: int, site: int) -> None:
+        b = fl.b
+        b.store(I32(state), self.thr(fl, L.T_STATE, I32))
+        b.store(I32(site), self.thr(fl, L.T_SITE, I32))
+
+    def cta_field(self, fl: FunctionLowering, offset: int, ty: ir.Type) -> ir.Value:
+        cta = fl.b.inttoptr(fl.b.load(self.thr(fl, L.T_CTA, I64)), I8P)
+        return _field(fl.b, cta, offset, ty)
+
+    # ------------------------------------------------------------------ stops
+    def stop(self, fl: FunctionLowering, state: int, site: int, ins: ptx.Instruction) -> None:
+        """Save registers, record the resume point, return ``state``; continue after resume."""
+        if not fl.is_kernel:
+            raise fl.unsupported(ins, "synchronises inside a called function, which the host JIT "
+                                      "does not support yet")
+        self.set_state(fl, state, site)
+        k = len(fl.stops) + 1
+        stop_blk, resume_blk, cont = fl.new_block(f"stop{k}"), fl.new_block(f"resume{k}"), fl.new_block(f"cont{k}")
+        fl.b.branch(stop_blk)
+        fl.stops.append((k, state, stop_blk, resume_blk, cont))
+        fl.b.position_at_end(cont)
+
+    def finish_function(self, fl: FunctionLowering) -> None:
+        if not fl.is_kernel:
+            return
+        regs = fl.all_registers()
+        offsets, at = [], L.THREAD_HEADER
+        for slot, _t in regs:
+            offsets.append(at)
+            at += 8 * max(1, (slot.type.pointee.width + 63) // 64)
+        self.save_slots = max(self.save_slots, (at - L.THREAD_HEADER) // 8)
+        b = ir.IRBuilder()
+        for k, state, stop_blk, resume_blk, cont in fl.stops:
+            b.position_at_end(stop_blk)
+            for (slot, _t), off in zip(regs, offsets):
+                ty = slot.type.pointee
+                b.store(b.load(slot), _field(b, fl.thr, off, ty))
+            b.store(I32(k), _field(b, fl.thr, L.T_RESUME, I32))
+            b.ret(I32(state))
+            b.position_at_end(resume_blk)
+            for (slot, _t), off in zip(regs, offsets):
+                b.store(b.load(_field(b, fl.thr, off, slot.type.pointee)), slot)
+            b.branch(cont)
+        eb = fl._alloca_b
+        if fl.stops:
+            resume = eb.load(_field(eb, fl.thr, L.T_RESUME, I32))
+            sw = eb.switch(resume, fl.body)
+            for k, _s, _stop, resume_blk, _c in fl.stops:
+                sw.add_case(I32(k), resume_blk)
+
+    # ------------------------------------------------------------------ control
+    def exit_thread(self, fl: FunctionLowering, ins) -> None:
+        fl.b.store(I32(L.State.EXITED), self.thr(fl, L.T_STATE, I32))
+        fl.b.ret(I32(L.State.EXITED))
+
+    def exit_from_function(self, fl: FunctionLowering, ins: ptx.Instruction) -> None:
+        self.exit_thread(fl, ins)
+
+    def trap(self, fl: FunctionLowering, ins: ptx.Instruction, kind: str) -> None:
+        site = fl.ml.site(fl, ins)
+        self.set_state(fl, L.State.TRAP, site)
+        fl.b.ret(I32(L.State.TRAP))
+
+    def loop_header(self, fl: FunctionLowering) -> None:
+        b = fl.b
+        p = self.thr(fl, L.T_STEPS, I64)
+        n = b.add(b.load(p), I64(1))
+        b.store(n, p)
+        over, ok = fl.new_block("watchdog"), fl.new_block("loop")
+        b.cbranch(b.icmp_unsigned(">", n, self.ctx(fl, L.X_BUDGET)), over, ok)
+        b.position_at_end(over)
+        b.store(I32(L.State.WATCHDOG), self.thr(fl, L.T_STATE, I32))
+        b.ret(I32(L.State.WATCHDOG))
+        b.position_at_end(ok)
+
+    def barrier(self, fl, ins, barrier_id, count, *, arrive=False, reduce=None):
+        b = fl.b
+        site = fl.ml.site(fl, ins)
+        b.store(barrier_id, self.thr(fl, L.T_AUX, I32))
+        b.store(count if count is not None else I32(0), self.thr(fl, L.T_AUX2, I32))
+        if reduce is not None:
+            b.store(b.zext(reduce[1], I64), self.thr(fl, L.T_OUT, I64))
+        self.stop(fl, L.State.ARRIVE if arrive else L.State.BARRIER, site, ins)
+        if reduce is None:
+            return None
+        got = b.load(self.thr(fl, L.T_IN, I64))
+        if reduce[0] == "popc":
+            return b.trunc(got, I32)
+        return b.icmp_unsigned("!=", got, I64(0))
+
+    def warp_exchange(self, fl, ins, values):
+        b = fl.b
+        site = fl.ml.site(fl, ins)
+        if len(values) > L.OUT_SLOTS:
+            raise fl.unsupported(ins, "publishes too many values for one warp exchange")
+        for i, v in enumerate(values):
+            b.store(v, self.thr(fl, L.T_OUT + 8 * i, I64))
+        self.stop(fl, L.State.WARP, site, ins)
+        mask = b.trunc(b.load(self.thr(fl, L.T_IN, I64)), I32)
+        linear = b.load(self.thr(fl, L.T_LINEAR, I32))
+        lane = b.and_(linear, I32(31))
+        warp = b.zext(b.lshr(linear, I32(5)), I64)
+        base = b.inttoptr(b.load(self.cta_field(fl, L.C_XCHG, I64)), I8P)
+        xchg = b.gep(base, [b.mul(warp, I64(32 * L.OUT_SLOTS * 8))])
+        return HostWarpView(xchg, mask, lane)
+
+    def builtin_call(self, fl, ins, name, rets, args):
+        b = fl.b
+        if name in ("vprintf", "__assertfail"):
+            site = fl.ml.site(fl, ins)
+            for i, a in enumerate(args):
+                buf = fl.param_buffer(a.name) if isinstance(a, ptx.Symbol) else None
+                if buf is None:
+                    raise fl.unsupported(ins, f"passes `{a}`, which is not a `.param` variable")
+                b.store(b.load(b.bitcast(buf, I64P)), self.thr(fl, L.T_OUT + 8 * i, I64))
+            if name == "__assertfail":
+                self.set_state(fl, L.State.ASSERT, site)
+                b.ret(I32(L.State.ASSERT))
+                fl.b.position_at_end(fl.new_block("after_assert"))
+                return
+            self.stop(fl, L.State.PRINTF, site, ins)
+            if rets:
+                buf = fl.param_buffer(rets[0].name)
+                b.store(I32(len(args) and 0), b.bitcast(buf, I32P))
+            return
+        raise fl.unsupported(ins, f"calls `{name}`, which the host JIT does not provide yet")
+
+    # ------------------------------------------------------------------ identity
+    def special_register(self, fl, name, component, bits, ins):
+        b = fl.b
+        comp = {"x": 0, "y": 1, "z": 2}.get(component or "x", 0)
+        linear = lambda: b.load(self.thr(fl, L.T_LINEAR, I32))  # noqa: E731
+        if name == "%tid":
+            return b.load(self.thr(fl, L.T_TID + 4 * comp, I32))
+        if name == "%ntid":
+            return b.trunc(self.ctx(fl, L.X_NTID + comp), I32)
+        if name == "%nctaid":
+            return b.trunc(self.ctx(fl, L.X_NCTAID + comp), I32)
+        if name == "%ctaid":
+            return b.load(self.cta_field(fl, L.C_CTAID + 4 * comp, I32))
+        if name == "%laneid":
+            return b.and_(linear(), I32(31))
+        if name == "%warpid":
+            return b.lshr(linear(), I32(5))
+        if name == "%nwarpid":
+            n = b.mul(b.mul(self.ctx(fl, L.X_NTID), self.ctx(fl, L.X_NTID + 1)), self.ctx(fl, L.X_NTID + 2))
+            return b.trunc(b.lshr(b.add(n, I64(31)), I64(5)), I32)
+        if name.startswith("%lanemask_"):
+            lane = b.zext(b.and_(linear(), I32(31)), I64)
+            one = b.shl(I64(1), lane)
+            lt = b.sub(one, I64(1))
+            le = b.sub(b.shl(one, I64(1)), I64(1))
+            v = {"eq": one, "lt": lt, "le": le, "gt": b.not_(le), "ge": b.not_(lt)}[name[len("%lanemask_"):]]
+            return b.trunc(v, I32)
+        if name in ("%clock", "%clock64", "%clock_hi", "%globaltimer", "%globaltimer_lo", "%globaltimer_hi"):
+            steps = b.load(self.thr(fl, L.T_STEPS, I64))       # monotone and deterministic
+            v = b.lshr(steps, I64(32)) if name.endswith("_hi") else steps
+            return v if bits == 64 else b.trunc(v, I32)
+        if name in ("%smid", "%gridid") or name.startswith("%reserved_smem_offset"):
+            return I32(0) if bits <= 32 else I64(0)
+        if name == "%nsmid":
+            return I32(1)
+        if name == "%dynamic_smem_size":
+            return b.trunc(self.ctx(fl, L.X_DYN_SHARED), I32)
+        if name in ("%total_smem_size", "%aggr_smem_size"):
+            return b.trunc(self.ctx(fl, L.X_SHARED_SIZE), I32)
+        raise fl.unsupported(ins, f"reads special register `{name}`, which the host JIT does not provide")
+
+    # ------------------------------------------------------------------ memory
+    def param_pointer(self, fl, offset):
+        base = fl.b.inttoptr(self.ctx(fl, L.X_PARAMS), I8P)
+        return fl.b.gep(base, [I64(offset)]) if offset else base
+
+    def symbol_address(self, fl, name, space, ins):
+        lay = fl.ml.layout
+        b = fl.b
+        if name in lay.params:
+            if fl.is_kernel:
+                return I64(lay.params[name] if space == "param" else PARAM_BASE + lay.params[name])
+        if fl.param_buffer(name) is not None:
+            raise fl.unsupported(ins, f"takes the address of the `.param` variable `{name}`")
+        if name in lay.shared:
+            return I64(lay.shared[name])
+        if name in lay.local:
+            return I64(lay.local[name])
+        index = fl.ml.symbol_index(name)
+        if index is None:
+            raise fl.unsupported(ins, f"refers to `{name}`, which has no storage in this launch")
+        table = b.inttoptr(self.ctx(fl, L.X_SYMBOLS), I64P)
+        return b.load(b.gep(table, [I64(index)]))
+
+    def cvta(self, fl, address, space, to_generic):
+        b = fl.b
+        base = {"shared": SHARED_BASE, "local": LOCAL_BASE, "param": PARAM_BASE}.get(space)
+        if base is None:
+            return address               # global and const addresses are generic addresses
+        return b.add(address, I64(base)) if to_generic else b.sub(address, I64(base))
+
+    def isspacep(self, fl, address, space):
+        b = fl.b
+        win = {"shared": (SHARED_BASE, SHARED_LIMIT), "local": (LOCAL_BASE, LOCAL_LIMIT),
+               "param": (PARAM_BASE, PARAM_LIMIT)}.get(space)
+        if win is not None:
+            return b.icmp_unsigned("<", b.sub(address, I64(win[0])), I64(win[1] - win[0]))
+        return b.icmp_unsigned(">=", address, I64(GLOBAL_BASE))
+
+    def access(self, fl, space, address, size, ins, *, write, align=None):
+        b = fl.b
+        site = fl.ml.site(fl, ins)
+        align = align or size
+        fault = fl.new_block("fault")
+        ok_blk = fl.new_block("mem_ok")
+        if space == "const" and write:
+            self._fault(fl, fault, site, address, L.FaultKind.READONLY, size)
+            b.branch(fault)
+            b.position_at_end(ok_blk)
+            return ir.Constant(I8P, None)
+        if align > 1:
+            mis = b.icmp_unsigned("!=", b.and_(address, I64(align - 1)), I64(0))
+            nxt = fl.new_block("aligned")
+            mis_blk = fl.new_block("misaligned")
+            b.cbranch(mis, mis_blk, nxt)
+            b.position_at_end(mis_blk)
+            self._fault(fl, None, site, address, L.FaultKind.MISALIGNED, size)
+            b.position_at_end(nxt)
+        self._fault(fl, fault, site, address, L.FaultKind.BOUNDS, size)
+        if space in ("shared", "local"):
+            ptr = self._window(fl, space, address, size, fault)
+        elif space in ("global", "const"):
+            ptr = self._global(fl, address, size, fault, const=(space == "const"))
+        else:
+            ptr = self._generic(fl, address, size, fault, write)
+        b.branch(ok_blk)
+        b.position_at_end(ok_blk)
+        return ptr
+
+    def _fault(self, fl, blk, site, address, kind, size) -> None:
+        """Fill ``blk`` (or the current block) with: record the fault, stop the thread."""
+        b = fl.b
+        here = b.block
+        if blk is not None:
+            b.position_at_end(blk)
+        b.store(address, self.thr(fl, L.T_FAULT_ADDR, I64))
+        b.store(I32(kind), self.thr(fl, L.T_FAULT_KIND, I32))
+        b.store(I32(size), self.thr(fl, L.T_FAULT_SIZE, I32))
+        self.set_state(fl, L.State.FAULT, site)
+        b.ret(I32(L.State.FAULT))
+        if blk is not None:
+            b.position_at_end(here)
+
+    def _window(self, fl, space, offset, size, fault) -> ir.Value:
+        b = fl.b
+        if space == "shared":
+            limit, base = self.ctx(fl, L.X_SHARED_SIZE), b.load(self.cta_field(fl, L.C_SHARED, I64))
+        else:
+            limit, base = self.ctx(fl, L.X_LOCAL_SIZE), b.load(self.thr(fl, L.T_LOCAL, I64))
+        end = b.add(offset, I64(size))
+        bad = b.or_(b.icmp_unsigned(">", end, limit), b.icmp_unsigned("<", end, offset))
+        ok = fl.new_block(f"{space}_ok")
+        b.cbranch(bad, fault, ok)
+        b.position_at_end(ok)
+        return b.gep(b.inttoptr(base, I8P), [offset])
+
+    def _global(self, fl, address, size, fault, const=False) -> ir.Value:
+        b = fl.b
+        rel = b.sub(address, I64(GLOBAL_BASE))
+        page = b.lshr(rel, I64(L.PAGE_SHIFT))
+        ok1 = fl.new_block("page_ok")
+        b.cbranch(b.icmp_unsigned("<", page, self.ctx(fl, L.X_NPAGES)), ok1, fault)
+        b.position_at_end(ok1)
+        pages = b.inttoptr(self.ctx(fl, L.X_PAGES), I32P)
+        idx = b.load(b.gep(pages, [page]))
+        ok2 = fl.new_block("alloc_ok")
+        b.cbranch(b.icmp_signed("<", idx, I32(0)), fault, ok2)
+        b.position_at_end(ok2)
+        entry = b.mul(b.zext(idx, I64), I64(L.ALLOC_ENTRY // 8))
+        allocs = b.inttoptr(self.ctx(fl, L.X_ALLOCS), I64P)
+        base = b.load(b.gep(allocs, [entry]))
+        end = b.load(b.gep(allocs, [b.add(entry, I64(1))]))
+        host = b.load(b.gep(allocs, [b.add(entry, I64(2))]))
+        stop = b.add(address, I64(size))
+        bad = b.or_(b.icmp_unsigned("<", address, base), b.icmp_unsigned(">", stop, end))
+        if const:
+            # const allocations are flagged by the top bit of their table's end word
+            pass
+        ok3 = fl.new_block("in_bounds")
+        b.cbranch(bad, fault, ok3)
+        b.position_at_end(ok3)
+        return b.gep(b.inttoptr(host, I8P), [b.sub(address, base)])
+
+    def _generic(self, fl, address, size, fault, write) -> ir.Value:
+        b = fl.b
+        shared_b, local_b, param_b, global_b, done = (fl.new_block(n) for n in
+                                                      ("gen_shared", "gen_local", "gen_param", "gen_global", "gen_done"))
+        is_sh = b.icmp_unsigned("<", b.sub(address, I64(SHARED_BASE)), I64(SHARED_LIMIT - SHARED_BASE))
+        not_sh = fl.new_block("gen_not_shared")
+        b.cbranch(is_sh, shared_b, not_sh)
+        b.position_at_end(not_sh)
+        is_lo = b.icmp_unsigned("<", b.sub(address, I64(LOCAL_BASE)), I64(LOCAL_LIMIT - LOCAL_BASE))
+        not_lo = fl.new_block("gen_not_local")
+        b.cbranch(is_lo, local_b, not_lo)
+        b.position_at_end(not_lo)
+        is_pa = b.icmp_unsigned("<", b.sub(address, I64(PARAM_BASE)), I64(PARAM_LIMIT - PARAM_BASE))
+        b.cbranch(is_pa, param_b, global_b)
+        incoming = []
+        b.position_at_end(shared_b)
+        p = self._window(fl, "shared", b.sub(address, I64(SHARED_BASE)), size, fault)
+        incoming.append((p, b.block))
+        b.branch(done)
+        b.position_at_end(local_b)
+        p = self._window(fl, "local", b.sub(address, I64(LOCAL_BASE)), size, fault)
+        incoming.append((p, b.block))
+        b.branch(done)
+        b.position_at_end(param_b)
+        if write:
+            b.branch(fault)
+        else:
+            off = b.sub(address, I64(PARAM_BASE))
+            end = b.add(off, I64(size))
+            okp = fl.new_block("param_ok")
+            b.cbranch(b.icmp_unsigned(">", end, self.ctx(fl, L.X_PARAM_SIZE)), fault, okp)
+            b.position_at_end(okp)
+            incoming.append((b.gep(b.inttoptr(self.ctx(fl, L.X_PARAMS), I8P), [off]), b.block))
+            b.branch(done)
+        b.position_at_end(global_b)
+        p = self._global(fl, address, size, fault)
+        incoming.append((p, b.block))
+        b.branch(done)
+        b.position_at_end(done)
+        phi = b.phi(I8P)
+        for v, blk in incoming:
+            phi.add_incoming(v, blk)
+        return phi
+
+
+__all__ = ["HostHooks", "I1", "I8"]
+
+
+def add_driver(llmod: ir.Module, kernel: ir.Function, name: str = "ptxvm_run") -> ir.Function:
+    """``i32 ptxvm_run(ctx, records, n, stride)``: run every runnable thread to its next stop.
+
+    Returns 0, or the first state that ends the launch (fault, trap, watchdog, assert),
+    leaving the other threads where they are so the executor can report precisely.
+    """
+    fn = ir.Function(llmod, ir.FunctionType(I32, [I64P, I8P, I64, I64]), name=name)
+    ctx, base, n, stride = fn.args
+    entry, loop, run, nxt, done, fatal = (fn.append_basic_block(x) for x in
+                                          ("entry", "loop", "run", "next", "done", "fatal"))
+    b = ir.IRBuilder(entry)
+    b.cbranch(b.icmp_signed(">", n, I64(0)), loop, done)
+    b.position_at_end(loop)
+    i = b.phi(I64)
+    i.add_incoming(I64(0), entry)
+    thr = b.gep(base, [b.mul(i, stride)])
+    state = b.load(_field(b, thr, L.T_STATE, I32))
+    b.cbranch(b.icmp_unsigned("==", state, I32(L.State.RUNNABLE)), run, nxt)
+    b.position_at_end(run)
+    st = b.call(kernel, [ctx, thr])
+    is_fatal = b.or_(b.or_(b.icmp_unsigned("==", st, I32(L.State.FAULT)), b.icmp_unsigned("==", st, I32(L.State.TRAP))),
+                     b.or_(b.icmp_unsigned("==", st, I32(L.State.WATCHDOG)), b.icmp_unsigned("==", st, I32(L.State.ASSERT))))
+    b.cbranch(is_fatal, fatal, nxt)
+    b.position_at_end(nxt)
+    i2 = b.add(i, I64(1))
+    i.add_incoming(i2, nxt)
+    b.cbranch(b.icmp_signed("<", i2, n), loop, done)
+    b.position_at_end(done)
+    b.ret(I32(0))
+    b.position_at_end(fatal)
+    b.ret(st)
+    return fn

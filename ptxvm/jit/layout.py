@@ -1,0 +1,73 @@
+"""Byte layouts shared by the host lowering (``host.py``) and the executor (``executor.py``).
+
+Thread record (one per thread of a batch, ``THREAD_HEADER + 8 * save_slots`` bytes):
+the resume point and state the generated code leaves when it stops, the thread's
+identity, its fault report, a mailbox for synchronisation, and the save area that
+holds every register while the thread waits at a synchronisation point.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+# thread record offsets
+T_RESUME, T_STATE, T_SITE, T_AUX, T_AUX2, T_LINEAR = 0, 4, 8, 12, 16, 20
+T_TID = 24                       # 3 x i32
+T_STEPS = 40                     # i64
+T_CTA = 48                       # ptr to the CTA record
+T_LOCAL = 56                     # ptr to this thread's local memory
+T_FAULT_ADDR, T_FAULT_KIND, T_FAULT_SIZE = 64, 72, 76
+T_LOCAL_SP = 80                  # i64: top of the local-memory stack (call frames)
+T_IN = 88                        # i64: a result the scheduler hands back (mask, bar.red value)
+T_OUT = 96                       # 8 x i64: operands a thread publishes at a stop
+OUT_SLOTS = 8
+THREAD_HEADER = 160
+
+# CTA record
+C_CTAID = 0                      # 3 x i32
+C_SHARED = 16                    # ptr
+C_XCHG = 24                      # ptr: per warp, 32 lanes x OUT_SLOTS x i64 (a snapshot at release)
+CTA_RECORD = 32
+
+# launch context: i64 slots
+X_PARAMS, X_PAGES, X_NPAGES, X_ALLOCS, X_SYMBOLS = 0, 1, 2, 3, 4
+X_SHARED_SIZE, X_LOCAL_SIZE, X_NTID, X_NCTAID, X_BUDGET, X_DYN_SHARED, X_PARAM_SIZE = 5, 6, 7, 10, 13, 14, 15
+CTX_SLOTS = 16
+
+PAGE_SHIFT = 8                   # allocations start on 256-byte boundaries (interp.memory.ALIGN)
+ALLOC_ENTRY = 24                 # base, end, host pointer (i64 each)
+
+
+class State:
+    """Values of the thread record's state word."""
+
+    RUNNABLE = 0
+    EXITED = 1
+    BARRIER = 2
+    WARP = 3
+    FAULT = 4
+    TRAP = 5
+    WATCHDOG = 6
+    PRINTF = 7
+    ASSERT = 8
+    ARRIVE = 9
+
+
+class FaultKind:
+    BOUNDS = 1
+    MISALIGNED = 2
+    READONLY = 3
+    STACK = 4
+
+
+def thread_dtype(record_bytes: int) -> np.dtype:
+    """A numpy view of the thread records' header fields."""
+    return np.dtype({
+        "names": ["resume", "state", "site", "aux", "aux2", "linear", "tid", "steps", "cta", "local",
+                  "fault_addr", "fault_kind", "fault_size", "local_sp", "inbox", "out"],
+        "formats": ["<i4", "<i4", "<i4", "<i4", "<i4", "<i4", ("<i4", 3), "<i8", "<u8", "<u8",
+                    "<u8", "<i4", "<i4", "<i8", "<u8", ("<u8", OUT_SLOTS)],
+        "offsets": [T_RESUME, T_STATE, T_SITE, T_AUX, T_AUX2, T_LINEAR, T_TID, T_STEPS, T_CTA, T_LOCAL,
+                    T_FAULT_ADDR, T_FAULT_KIND, T_FAULT_SIZE, T_LOCAL_SP, T_IN, T_OUT],
+        "itemsize": record_bytes,
+    })

@@ -1,0 +1,97 @@
+"""The target hooks interface: everything the lifter does differently per target.
+
+Ordinary instructions (arithmetic, conversions, control flow inside a function) lower the
+same way for every target.  What a target decides is behind these hooks: where a thread's
+identity comes from (special registers), how an address in a state space becomes an LLVM
+pointer (and whether it is checked), how threads synchronise (barriers, warp operations),
+and the kernel ABI.  ``ptxvm.jit.host`` implements them for the host JIT; the AMDGPU
+targets implement them with amdgcn intrinsics.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from llvmlite import ir
+
+if TYPE_CHECKING:
+    from ..ir import nodes as ptx
+    from .function import FunctionLowering
+
+
+class TargetHooks:
+    """Base class; every method raises until a target implements it."""
+
+    name = "abstract"
+    triple = ""
+    data_layout = ""
+
+    # -- kernel ABI -----------------------------------------------------------------
+    def kernel_signature(self) -> ir.FunctionType:
+        raise NotImplementedError
+
+    def function_prefix_args(self) -> list[ir.Type]:
+        """Leading LLVM arguments every lowered `.func` receives (target context)."""
+        raise NotImplementedError
+
+    def begin_function(self, fl: "FunctionLowering") -> None:
+        """Called once the entry block exists (registers allocated), before the body."""
+
+    def finish_function(self, fl: "FunctionLowering") -> None:
+        """Called after the body is lowered (e.g. to build a resume dispatch)."""
+
+    # -- identity ---------------------------------------------------------------------
+    def special_register(self, fl: "FunctionLowering", name: str, component: str | None,
+                         bits: int, ins: "ptx.Instruction") -> ir.Value:
+        raise NotImplementedError
+
+    # -- memory -----------------------------------------------------------------------
+    def access(self, fl: "FunctionLowering", space: str, address: ir.Value, size: int,
+               ins: "ptx.Instruction", *, write: bool, align: int | None = None) -> ir.Value:
+        """A pointer (i8*) to ``size`` bytes at ``address`` (i64) in ``space``; faults if invalid."""
+        raise NotImplementedError
+
+    def param_pointer(self, fl: "FunctionLowering", offset: int) -> ir.Value:
+        """Pointer to a kernel parameter byte offset."""
+        raise NotImplementedError
+
+    def symbol_address(self, fl: "FunctionLowering", name: str, space: str | None,
+                       ins: "ptx.Instruction") -> ir.Value:
+        raise NotImplementedError
+
+    def cvta(self, fl: "FunctionLowering", address: ir.Value, space: str, to_generic: bool) -> ir.Value:
+        raise NotImplementedError
+
+    def isspacep(self, fl: "FunctionLowering", address: ir.Value, space: str) -> ir.Value:
+        raise NotImplementedError
+
+    # -- control ----------------------------------------------------------------------
+    def exit_thread(self, fl: "FunctionLowering", ins: "ptx.Instruction | None") -> None:
+        """Terminate the current block: the thread is done."""
+        raise NotImplementedError
+
+    def trap(self, fl: "FunctionLowering", ins: "ptx.Instruction", kind: str) -> None:
+        raise NotImplementedError
+
+    def loop_header(self, fl: "FunctionLowering") -> None:
+        """Called at the start of every labelled block (watchdog accounting)."""
+
+    def barrier(self, fl: "FunctionLowering", ins: "ptx.Instruction", barrier_id: ir.Value,
+                count: ir.Value | None, *, arrive: bool = False,
+                reduce: tuple[str, ir.Value] | None = None) -> ir.Value | None:
+        raise NotImplementedError
+
+    def warp_exchange(self, fl: "FunctionLowering", ins: "ptx.Instruction",
+                      values: list[ir.Value]) -> "WarpView":
+        """Publish ``values`` (i64 each) to the warp and wait until the participating lanes have."""
+        raise NotImplementedError
+
+
+class WarpView:
+    """What a lane sees after a warp exchange: the participating mask and other lanes' values."""
+
+    mask: ir.Value          # i32: lanes that took part (arrived at this instruction together)
+    lane: ir.Value          # i32: this lane's id
+
+    def value(self, b: ir.IRBuilder, lane: ir.Value, slot: int) -> ir.Value:   # i64
+        raise NotImplementedError

@@ -1,0 +1,122 @@
+"""Lifting a PTX module (one kernel and the functions it reaches) to an llvmlite module.
+
+``lift_kernel`` is the entry point: it lowers the kernel and every `.func` it can call,
+records a *site* for every instruction that can stop a thread (a fault, a barrier, a
+warp exchange, a trap) so an executor can map a site id back to the instruction and its
+source line, and returns the module text plus that table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from llvmlite import ir
+
+from ..errors import UnsupportedError
+from ..ir import nodes as ptx
+from .function import I8P, I32, FunctionLowering
+from .hooks import TargetHooks
+
+
+@dataclass(frozen=True)
+class Site:
+    """One instruction that can stop a thread, with where it came from."""
+
+    index: int
+    function: str
+    instruction: ptx.Instruction
+    loc: tuple[int, int, int] | None      # (.file index, line, column) of the nearest .loc
+
+
+@dataclass
+class LiftedModule:
+    llvm_ir: str
+    kernel: str                            # PTX name
+    entry: str                             # LLVM name of the lowered kernel
+    sites: list[Site] = field(default_factory=list)
+    symbols: list[str] = field(default_factory=list)
+
+
+class ModuleLowering:
+    """Module-wide state: the llvmlite module, lowered functions, the site table."""
+
+    def __init__(self, module: ptx.Module, hooks: TargetHooks, layout) -> None:
+        self.module, self.hooks, self.layout = module, hooks, layout
+        self.llmod = ir.Module(name=module.filename or "ptx")
+        if hooks.triple:
+            self.llmod.triple = hooks.triple
+        if hooks.data_layout:
+            self.llmod.data_layout = hooks.data_layout
+        self.sites: list[Site] = []
+        self.functions: dict[str, ir.Function] = {}
+        self._pending: list[tuple[ptx.Function, ir.Function]] = []
+        self.current: FunctionLowering | None = None
+        self.symbols: list[str] = []            # module symbols whose addresses the launch supplies
+
+    def symbol_index(self, name: str) -> int | None:
+        """Index of a global/const variable or function in the launch's symbol-address table."""
+        if name not in self.layout.globals and name not in self.layout.functions:
+            return None
+        if name not in self.symbols:
+            self.symbols.append(name)
+        return self.symbols.index(name)
+
+    # ------------------------------------------------------------------ errors
+    def unsupported(self, ins: ptx.Instruction | None, why: str) -> UnsupportedError:
+        if ins is None:
+            return UnsupportedError(why)
+        span = ins.span
+        return UnsupportedError(f"`{ins}` {why} (target {self.hooks.name})", filename=span.filename,
+                                line=span.line or None, column=span.column or None)
+
+    def site(self, fl: FunctionLowering, ins: ptx.Instruction) -> int:
+        self.sites.append(Site(len(self.sites) + 1, fl.fn.name, ins, fl.loc))
+        return len(self.sites)
+
+    # ------------------------------------------------------------------ functions
+    def device_function(self, name: str, ins: ptx.Instruction) -> ir.Function:
+        """The LLVM function for `.func name`, declared now and lowered later."""
+        fn = self.functions.get(name)
+        if fn is not None:
+            return fn
+        f = self.module.functions.get(name)
+        if f is None or f.body is None:
+            raise self.unsupported(ins, f"calls `{name}`, which has no body in this module")
+        ptrs = [I8P] * (len(f.returns) + len(f.params))
+        fty = ir.FunctionType(I32, self.hooks.function_prefix_args() + ptrs)
+        fn = ir.Function(self.llmod, fty, name=f"ptx_func_{_mangle(name)}")
+        fn.linkage = "internal"
+        self.functions[name] = fn
+        self._pending.append((f, fn))
+        return fn
+
+    def return_from(self, fl: FunctionLowering) -> None:
+        """`ret` in a device function: status 0 (continue in the caller)."""
+        fl.b.ret(I32(0))
+
+    def lower(self, kernel: ptx.Function) -> LiftedModule:
+        entry = ir.Function(self.llmod, self.hooks.kernel_signature(), name=f"ptx_kernel_{_mangle(kernel.name)}")
+        fl = FunctionLowering(self, kernel, entry, {})
+        self.current = fl
+        fl.lower_body()
+        while self._pending:
+            f, fn = self._pending.pop()
+            nprefix = len(self.hooks.function_prefix_args())
+            args = fn.args[nprefix:]
+            names = [d.name for d in (*f.returns, *f.params)]
+            sub = FunctionLowering(self, f, fn, dict(zip(names, args)))
+            self.current = sub
+            sub.lower_body()
+        finish = getattr(self.hooks, "finish_module", None)
+        if finish is not None:
+            finish(self, entry)
+        return LiftedModule(str(self.llmod), kernel.name, entry.name, self.sites, self.symbols)
+
+
+def _mangle(name: str) -> str:
+    return "".join(c if c.isalnum() or c == "_" else f"_{ord(c):x}_" for c in name)
+
+
+def lift_kernel(module: ptx.Module, kernel: str, hooks: TargetHooks, layout) -> LiftedModule:
+    f = module.kernels[kernel]
+    return ModuleLowering(module, hooks, layout).lower(f)

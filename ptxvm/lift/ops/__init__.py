@@ -1,0 +1,35 @@
+"""Instruction lowerings, registered per opcode (``@lowers("add")``), one module per ISA chapter."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Callable
+
+from ...ir import nodes as ptx
+
+if TYPE_CHECKING:
+    from ..function import FunctionLowering
+
+Lowering = Callable[["FunctionLowering", ptx.Instruction], None]
+LOWERINGS: dict[str, Lowering] = {}
+
+
+def lowers(*opcodes: str) -> Callable[[Lowering], Lowering]:
+    def register(fn: Lowering) -> Lowering:
+        for op in opcodes:
+            LOWERINGS[op] = fn
+        return fn
+    return register
+
+
+def lower_instruction(fl: "FunctionLowering", ins: ptx.Instruction) -> None:
+    fn = LOWERINGS.get(ins.opcode)
+    if fn is None:
+        raise fl.unsupported(ins, f"has no lowering to LLVM yet (`{ins.opcode}`)")
+    fn(fl, ins)
+
+
+def _load_all() -> None:
+    from . import control, float_ops, int_ops, memory, move  # noqa: F401  (registration side effects)
+
+
+_load_all()

@@ -1,0 +1,100 @@
+"""Control flow (PTX ISA §9.7.12): bra, ret, exit, trap, brkpt, call; barriers go to the target."""
+
+from __future__ import annotations
+
+from llvmlite import ir
+
+from ...ir import nodes as ptx
+from ...ir.types import ScalarType
+from ..function import I8P, I32, FunctionLowering
+from . import lowers
+
+
+@lowers("bra")
+def _bra(fl: FunctionLowering, ins: ptx.Instruction) -> None:
+    target = ins.operands[0]
+    if not isinstance(target, ptx.Symbol) or len(ins.operands) != 1:
+        raise fl.unsupported(ins, "is an indirect branch (`bra` through `.branchtargets`)")
+    blk = fl.label(target.name)
+    if ins.guard is None:
+        fl.b.branch(blk)
+        return
+    p = fl.read(ins.guard.register, ScalarType.PRED)
+    fall = fl.new_block("fall")
+    if ins.guard.negated:
+        fl.b.cbranch(p, fall, blk)
+    else:
+        fl.b.cbranch(p, blk, fall)
+    fl.b.position_at_end(fall)
+
+
+@lowers("ret")
+def _ret(fl: FunctionLowering, ins: ptx.Instruction) -> None:
+    if fl.is_kernel:
+        fl.hooks.exit_thread(fl, ins)
+    else:
+        fl.ml.return_from(fl)
+
+
+@lowers("exit")
+def _exit(fl: FunctionLowering, ins: ptx.Instruction) -> None:
+    if fl.is_kernel:
+        fl.hooks.exit_thread(fl, ins)
+    else:
+        fl.hooks.exit_from_function(fl, ins)
+
+
+@lowers("trap", "brkpt")
+def _trap(fl: FunctionLowering, ins: ptx.Instruction) -> None:
+    fl.hooks.trap(fl, ins, ins.opcode)
+
+
+@lowers("bar", "barrier")
+def _bar(fl: FunctionLowering, ins: ptx.Instruction) -> None:
+    ops = ins.operands
+    mode = "arrive" if "arrive" in ins.modifiers else "red" if "red" in ins.modifiers else "sync"
+    if "warp" in ins.modifiers:        # bar.warp.sync: lanes of a converged warp: a warp exchange
+        fl.hooks.warp_exchange(fl, ins, [])
+        return
+    if "cluster" in ins.modifiers:
+        raise fl.unsupported(ins, "synchronises a cluster")
+    if mode == "red":
+        # bar.red.op.pred p, a{, b}, {!}c
+        dst, rest = ops[0], ops[1:]
+        bid = fl.read(rest[0], ScalarType.U32)
+        count = fl.read(rest[1], ScalarType.U32) if len(rest) == 3 else None
+        pred = fl.read(rest[-1], ScalarType.PRED)
+        redop = ins.mod("redop") or next(m for m in ins.modifiers if m in ("popc", "and", "or"))
+        t = ins.types[0] if ins.types else ScalarType.PRED
+        r = fl.hooks.barrier(fl, ins, bid, count, reduce=(redop, pred))
+        fl.write(dst, t, r if t is ScalarType.PRED else r)
+        return
+    bid = fl.read(ops[0], ScalarType.U32) if ops else I32(0)
+    count = fl.read(ops[1], ScalarType.U32) if len(ops) > 1 else None
+    fl.hooks.barrier(fl, ins, bid, count, arrive=(mode == "arrive"))
+
+
+@lowers("call")
+def _call(fl: FunctionLowering, ins: ptx.Instruction) -> None:
+    ops = list(ins.operands)
+    rets: tuple = ()
+    if ops and isinstance(ops[0], ptx.ParenList):
+        rets = ops.pop(0).elements
+    callee = ops.pop(0)
+    args = ops.pop(0).elements if ops and isinstance(ops[0], ptx.ParenList) else ()
+    if not isinstance(callee, ptx.Symbol):
+        raise fl.unsupported(ins, "is an indirect call")
+    if callee.name in ("vprintf", "__assertfail", "malloc", "free"):
+        fl.hooks.builtin_call(fl, ins, callee.name, rets, args)
+        return
+    fn = fl.ml.device_function(callee.name, ins)
+    ptrs = []
+    for op in (*rets, *args):
+        if not isinstance(op, ptx.Symbol) or fl.param_buffer(op.name) is None:
+            raise fl.unsupported(ins, f"passes `{op}`, which is not a `.param` variable")
+        ptrs.append(fl.param_buffer(op.name))
+    status = fl.b.call(fn, [*fl.hooks.function_prefix_values(fl), *ptrs])
+    fl.hooks.after_call(fl, status)
+
+
+__all__ = ["I8P", "ir"]

@@ -1,0 +1,148 @@
+"""Floating-point instructions (PTX ISA §9.7.3 f32/f64, §9.7.4 half, §9.7.9.21 cvt): lowering glue.
+
+Operands are read in the emitter convention and handed to ``ptxvm.lift.fp`` (f32/f64),
+``ptxvm.lift.half`` (f16/bf16 and packed x2) and ``ptxvm.lift.cvt``; those modules hold
+the exact semantics (rounding, .ftz, .sat, NaN rules).
+"""
+
+from __future__ import annotations
+
+from ...ir import nodes as ptx
+from ...ir.types import ScalarType
+from ..function import FunctionLowering
+from .int_ops import write_pair
+from . import lowers
+
+HALF = (ScalarType.F16, ScalarType.BF16, ScalarType.F16X2, ScalarType.BF16X2)
+_UNARY_APPROX = {"sin": "fsin", "cos": "fcos", "ex2": "fex2", "lg2": "flg2", "tanh": "ftanh"}
+
+
+def _rnd(ins: ptx.Instruction, default: str = "rn") -> str:
+    return ins.mod("rnd") or ins.mod("rnonly") or default
+
+
+def _flags(ins: ptx.Instruction) -> dict:
+    return {"ftz": "ftz" in ins.modifiers}
+
+
+def lower_float(fl: FunctionLowering, ins: ptx.Instruction) -> None:
+    t = ins.types[0]
+    if len(ins.types) > 1 or t not in (ScalarType.F32, ScalarType.F64, *HALF):
+        raise fl.unsupported(ins, f"has no LLVM lowering for type combination {'.'.join(x.value for x in ins.types)}")
+    if t in HALF:
+        return _lower_half(fl, ins, t)
+    from .. import fp
+    op = ins.opcode
+    ops = ins.operands
+    d = ops[0]
+    srcs = [fl.read(o, t) for o in ops[1:]]
+    b = fl.b
+    ftz = "ftz" in ins.modifiers
+    sat = "sat" in ins.modifiers
+    if op in ("add", "sub", "mul"):
+        r = getattr(fp, "f" + op)(b, *srcs, rnd=_rnd(ins), ftz=ftz, sat=sat)
+    elif op == "fma" or (op == "mad" and (ins.mod("rnd") or t is ScalarType.F64)):
+        r = fp.ffma(b, *srcs, rnd=_rnd(ins), ftz=ftz, sat=sat)
+    elif op == "mad":
+        r = fp.fmad_f32_legacy(b, *srcs, ftz=ftz, sat=sat)
+    elif op == "div":
+        kind = "approx" if "approx" in ins.modifiers else "full" if "full" in ins.modifiers else _rnd(ins)
+        r = fp.fdiv(b, *srcs, kind=kind, ftz=ftz)
+    elif op in ("rcp", "sqrt"):
+        kind = "approx" if "approx" in ins.modifiers else _rnd(ins)
+        r = (fp.frcp if op == "rcp" else fp.fsqrt)(b, *srcs, kind=kind, ftz=ftz)
+    elif op == "rsqrt":
+        r = fp.frsqrt(b, *srcs, ftz=ftz)
+    elif op in _UNARY_APPROX:
+        r = getattr(fp, _UNARY_APPROX[op])(b, *srcs, ftz=ftz)
+    elif op in ("min", "max"):
+        if len(srcs) != 2 or "xorsign" in ins.modifiers or "abs" in ins.modifiers:
+            raise fl.unsupported(ins, "(three-input or .xorsign.abs min/max) has no LLVM lowering yet")
+        r = (fp.fmin if op == "min" else fp.fmax)(b, *srcs, ftz=ftz, nan="NaN" in ins.modifiers)
+    elif op in ("abs", "neg"):
+        r = (fp.fabs if op == "abs" else fp.fneg)(b, *srcs, ftz=ftz)
+    elif op == "copysign":
+        r = fp.copysign(b, *srcs)
+    else:
+        raise fl.unsupported(ins, "has no floating-point lowering yet")
+    fl.write(d, t, r)
+
+
+def _lower_half(fl: FunctionLowering, ins: ptx.Instruction, t: ScalarType) -> None:
+    from .. import half
+    op = ins.opcode
+    d, *src_ops = ins.operands
+    srcs = [fl.read(o, t) for o in src_ops]
+    b = fl.b
+    kw = {"type": t.value}
+    ftz, sat, relu = "ftz" in ins.modifiers, "sat" in ins.modifiers, "relu" in ins.modifiers
+    if op in ("add", "sub", "mul"):
+        r = getattr(half, "h" + op)(b, *srcs, rnd=_rnd(ins), ftz=ftz, sat=sat, **kw)
+    elif op in ("fma", "mad"):
+        r = half.hfma(b, *srcs, rnd=_rnd(ins), ftz=ftz, sat=sat, relu=relu, **kw)
+    elif op in ("min", "max"):
+        r = (half.hmin if op == "min" else half.hmax)(
+            b, *srcs, ftz=ftz, nan="NaN" in ins.modifiers,
+            xorsign_abs="xorsign" in ins.modifiers, relu=relu, **kw)
+    elif op in ("neg", "abs"):
+        r = (half.hneg if op == "neg" else half.habs)(b, *srcs, ftz=ftz, **kw)
+    elif hasattr(half, "h" + op):
+        r = getattr(half, "h" + op)(b, *srcs, **kw)
+    else:
+        raise fl.unsupported(ins, "has no half-precision lowering yet")
+    fl.write(d, t, r)
+
+
+def lower_setp_float(fl: FunctionLowering, ins: ptx.Instruction) -> None:
+    t = ins.types[0]
+    ops = ins.operands
+    dst, a, c = ops[0], ops[1], ops[2]
+    third = ops[3] if len(ops) > 3 else None
+    cmp = ins.mod("cmp_float")
+    x, y = fl.read(a, t), fl.read(c, t)
+    ftz = "ftz" in ins.modifiers
+    if t in (ScalarType.F32, ScalarType.F64):
+        from .. import fp
+        write_pair(fl, dst, fp.fcompare(fl.b, x, y, cmp, ftz=ftz), third, ins)
+        return
+    from .. import half
+    from .int_ops import combine
+    r = half.hcompare(fl.b, x, y, cmp, type=t.value, ftz=ftz)
+    if isinstance(r, tuple):       # x2: d|p get the low and high element's results
+        if not isinstance(dst, ptx.Pair):
+            raise fl.unsupported(ins, "needs a `p|q` destination pair for a packed comparison")
+        fl.write(dst.first, ScalarType.PRED, combine(fl, ins, r[0], third))
+        fl.write(dst.second, ScalarType.PRED, combine(fl, ins, r[1], third))
+    else:
+        write_pair(fl, dst, r, third, ins)
+
+
+@lowers("testp")
+def _testp(fl: FunctionLowering, ins: ptx.Instruction) -> None:
+    from .. import fp
+    t = ins.types[0]
+    d, a = ins.operands
+    fl.write(d, ScalarType.PRED, fp.testp(fl.b, fl.read(a, t), ins.mod("testpop")))
+
+
+@lowers("rcp", "sqrt", "rsqrt", "sin", "cos", "ex2", "lg2", "tanh", "fma", "copysign")
+def _float_only(fl: FunctionLowering, ins: ptx.Instruction) -> None:
+    lower_float(fl, ins)
+
+
+def lower_cvt(fl: FunctionLowering, ins: ptx.Instruction) -> None:
+    from .. import cvt
+    dst_t = ins.types[0]
+    src_t = ins.types[1] if len(ins.types) > 1 else dst_t
+    ops = ins.operands
+    rnd = ins.mod("rnd") or ins.mod("irnd") or ins.mod("rnonly") or ins.mod("rna")
+    flags = dict(ftz="ftz" in ins.modifiers, sat="sat" in ins.modifiers, relu="relu" in ins.modifiers)
+    if len(ops) == 3:                  # cvt.rn.f16x2.f32 d, a, b (packed from two f32)
+        r = cvt.cvt_pack_x2(fl.b, fl.read(ops[1], src_t), fl.read(ops[2], src_t), dst=dst_t.value,
+                            rnd=rnd or "rn", relu=flags["relu"], satfinite="satfinite" in ins.modifiers)
+        fl.write(ops[0], dst_t, r)
+        return
+    if len(ops) != 2:
+        raise fl.unsupported(ins, "has no LLVM lowering for this cvt form yet")
+    x = fl.read(ops[1], src_t)
+    fl.write(ops[0], dst_t, cvt.cvt(fl.b, x, dst=dst_t.value, src=src_t.value, rnd=rnd, **flags))

@@ -1,0 +1,107 @@
+"""Loads and stores (PTX ISA §9.7.9.8 ld, §9.7.9.9 ldu, §9.7.9.10 st).
+
+The target decides how an address in a state space becomes a pointer (``hooks.access``,
+which checks it on the host); kernel parameters and a device function's `.param`
+buffers are addressed directly.  Vector accesses check the whole span once.
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+
+from ...ir import nodes as ptx
+from ...ir.types import ScalarType
+from ..function import I8P, FunctionLowering, to_bits, to_value
+from . import lowers
+
+
+def space_of(ins: ptx.Instruction) -> str:
+    s = ins.mod("space")
+    return "generic" if s is None else s.split("::")[0]
+
+
+def _elements(op: ptx.Operand) -> tuple[ptx.Operand, ...]:
+    return op.elements if isinstance(op, ptx.Vector) else (op,)
+
+
+def pointer(fl: FunctionLowering, ins: ptx.Instruction, addr: ptx.Address, size: int, *, write: bool) -> ir.Value:
+    """An i8* to ``size`` bytes at the address operand (checked by the target where it must be)."""
+    space = space_of(ins)
+    b = fl.b
+    if space == "param":
+        if isinstance(addr.base, ptx.Symbol):
+            buf = fl.param_buffer(addr.base.name)
+            if buf is not None:
+                return b.gep(buf, [ir.IntType(64)(addr.offset)]) if addr.offset else buf
+            offset = fl.ml.layout.params.get(addr.base.name)
+            if offset is not None and fl.is_kernel:
+                if write:
+                    raise fl.unsupported(ins, "writes a kernel parameter")
+                return fl.hooks.param_pointer(fl, offset + addr.offset)
+        raise fl.unsupported(ins, "addresses `.param` space through a register")
+    return fl.hooks.access(fl, space, fl.address(addr, space), size, ins, write=write)
+
+
+def _ordering(ins: ptx.Instruction) -> str | None:
+    """Orderings that matter when CTAs run concurrently (spin-waits on flags)."""
+    if "volatile" in ins.modifiers or "relaxed" in ins.modifiers:
+        return "monotonic"
+    if "acquire" in ins.modifiers:
+        return "acquire"
+    if "release" in ins.modifiers:
+        return "release"
+    return None
+
+
+@lowers("ld", "ldu")
+def _ld(fl: FunctionLowering, ins: ptx.Instruction) -> None:
+    t = ins.types[0]
+    d, a = ins.operands[0], ins.operands[1]
+    dsts = _elements(d)
+    ebytes = max(t.bits // 8, 1)
+    b = fl.b
+    base = pointer(fl, ins, a, ebytes * len(dsts), write=False)
+    ity = ir.IntType(ebytes * 8)
+    order = _ordering(ins)
+    for i, e in enumerate(dsts):
+        p = b.bitcast(b.gep(base, [ir.IntType(64)(i * ebytes)]) if i else base, ir.PointerType(ity))
+        if order is not None and fl.hooks.name == "host":
+            raw = b.load_atomic(p, "acquire" if order == "acquire" else "monotonic", ebytes)
+        else:
+            raw = b.load(p, align=1)
+        if t is ScalarType.PRED:
+            raise fl.unsupported(ins, "loads a predicate")
+        fl.write(e, t, to_value(b, raw, t) if t.bits == ebytes * 8 else raw)
+
+
+@lowers("st")
+def _st(fl: FunctionLowering, ins: ptx.Instruction) -> None:
+    t = ins.types[0]
+    a, s = ins.operands[0], ins.operands[1]
+    srcs = _elements(s)
+    ebytes = max(t.bits // 8, 1)
+    b = fl.b
+    base = pointer(fl, ins, a, ebytes * len(srcs), write=True)
+    ity = ir.IntType(ebytes * 8)
+    order = _ordering(ins)
+    for i, e in enumerate(srcs):
+        v = to_bits(b, fl.read(e, t), t)
+        if v.type.width != ebytes * 8:
+            v = b.trunc(v, ity) if v.type.width > ebytes * 8 else b.zext(v, ity)
+        p = b.bitcast(b.gep(base, [ir.IntType(64)(i * ebytes)]) if i else base, ir.PointerType(ity))
+        if order is not None and fl.hooks.name == "host":
+            b.store_atomic(v, p, "release" if order == "release" else "monotonic", ebytes)
+        else:
+            b.store(v, p, align=1)
+
+
+@lowers("prefetch", "prefetchu", "membar", "fence", "discard", "applypriority", "createpolicy")
+def _nop(fl: FunctionLowering, ins: ptx.Instruction) -> None:
+    """Sequentially these change nothing; the host runs CTAs concurrently, so fences are real fences."""
+    if ins.opcode in ("membar", "fence") and fl.hooks.name == "host":
+        fl.b.fence("seq_cst")
+    elif ins.opcode == "createpolicy":
+        fl.write(ins.operands[0], ScalarType.B64, ir.IntType(64)(0))
+
+
+__all__ = ["I8P", "pointer", "space_of"]
