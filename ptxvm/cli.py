@@ -416,6 +416,8 @@ examples:
 
     from .cli_run import add_parser as add_run
     add_run(sub, fmt)
+    from .cli_difftest import add_parsers as add_difftest
+    add_difftest(sub, fmt)
     return ap
 
 

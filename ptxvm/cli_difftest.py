@@ -1,0 +1,213 @@
+"""`ptxvm difftest` and `ptxvm record`: compare executors, record and replay goldens.
+
+Exit codes: 0 all agree, 1 a mismatch (or a launch that failed / bad PTX),
+2 usage errors (bad options, argument specs, executors this build lacks).
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+from .cli_run import EPILOG as RUN_EPILOG
+from .cli_run import ArgError, parse_arg, parse_dims
+
+_ARGS_HELP = RUN_EPILOG.split("\nexamples:")[0]
+
+DIFFTEST_EPILOG = _ARGS_HELP + """
+examples:
+  ptxvm difftest tests/fixtures/nvcc/sm80/elementwise.ptx --kernel vector_add --grid 4 --block 256 \\
+      --arg 'f32[1000]=random(seed=1)' --arg 'f32[1000]=arange' --arg 'f32[1000]=zeros' --arg 1000 \\
+      --executors interp,cpu
+  ptxvm difftest --golden vadd.npz                  replay a recording on every executor of this build
+  ptxvm difftest --golden goldens/ --junit out.xml  every *.npz in a folder, JUnit XML for CI
+  ptxvm difftest k.ptx --golden vadd.npz            new PTX against an old recording's inputs/outputs
+  ptxvm difftest --golden sin.npz --ulp 2           tolerate 2 ULP (for .approx math); --ulp arg2=4 per buffer
+
+Each array argument is compared bit for bit (NaN payloads and the sign of zero count)
+with the reference: the golden's outputs, or the first executor's. The report names,
+per buffer, the mismatch count, the largest ULP distance (floats) and the first
+mismatching element with both values and the thread that wrote it (found by re-running
+on the interpreter with write tracking). Exit status: 0 all agree, 1 mismatch, 2 usage.
+"""
+
+RECORD_EPILOG = _ARGS_HELP + """
+examples:
+  ptxvm record tests/fixtures/nvcc/sm80/elementwise.ptx --kernel vector_add --grid 4 --block 256 \\
+      --arg 'f32[1000]=random(seed=1)' --arg 'f32[1000]=arange' --arg 'f32[1000]=zeros' --arg 1000 \\
+      -o vadd.npz
+  ptxvm record k.ptx -k saxpy -g 8 -b 128 -a 1024 -a 2.5 -a x.npy -a 'f32[1024]=zeros' --executor cuda -o s.npz
+
+A golden is one .npz: the PTX text, kernel, grid, block, shared memory, every argument
+and the final contents of every array argument, with provenance (tool, version,
+executor/device, date, host). `--executor cuda` records on an NVIDIA GPU through CuPy or
+cuda-python; `ptxvm difftest --golden FILE` replays it.
+"""
+
+
+def _usage(msg: str) -> Exception:
+    from .cli import _UsageError
+    return _UsageError(msg)
+
+
+def _launch_options(p, *, file_required: bool) -> None:
+    p.add_argument("file", metavar="FILE.ptx", nargs=None if file_required else "?",
+                   help="the PTX file" + ("" if file_required else " (with --golden: replaces the golden's PTX)"))
+    p.add_argument("--kernel", "-k", help="kernel name (optional when the file has one kernel)")
+    p.add_argument("--grid", "-g", default=None, help="X[,Y[,Z]] blocks (default 1)")
+    p.add_argument("--block", "-b", default=None, help="X[,Y[,Z]] threads per block (default 1)")
+    p.add_argument("--arg", "-a", action="append", default=[], metavar="SPEC", help="one per parameter")
+    p.add_argument("--shared", type=int, default=None, metavar="N", help="dynamic shared memory bytes")
+
+
+def add_parsers(sub, fmt) -> None:
+    p = sub.add_parser("difftest", formatter_class=fmt, help="run a launch on several executors or against goldens",
+                       description="Run one kernel launch on several executors (or replay recorded goldens) "
+                                   "and compare every array argument bit for bit.", epilog=DIFFTEST_EPILOG)
+    _launch_options(p, file_required=False)
+    p.add_argument("--executors", "-e", metavar="A,B,...",
+                   help="executors to run (default: every one this build has); without --golden the first "
+                        "is the reference")
+    p.add_argument("--golden", metavar="G.npz|DIR", help="compare with a recording (or every *.npz in DIR)")
+    p.add_argument("--ulp", action="append", default=[], metavar="N|BUF=N",
+                   help="ULP tolerance for float buffers: for all, or per buffer (argN or parameter name)")
+    p.add_argument("--no-writers", action="store_true", help="do not re-run to find the writing thread")
+    p.add_argument("--max-steps", type=int, default=None, metavar="N", help="watchdog step budget")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--junit", metavar="OUT.xml", help="also write a JUnit XML report")
+    p.add_argument("-q", "--quiet", action="store_true", help="print only failures and the summary line")
+    p.set_defaults(func=cmd_difftest)
+
+    p = sub.add_parser("record", formatter_class=fmt, help="run a launch and save a golden file",
+                       description="Run one kernel launch on an executor (the interpreter, the host JIT, or a "
+                                   "real NVIDIA GPU) and save inputs and outputs as a golden .npz.",
+                       epilog=RECORD_EPILOG)
+    _launch_options(p, file_required=True)
+    p.add_argument("--executor", "-e", default="interp", metavar="NAME", help="interp, cpu or cuda (default interp)")
+    p.add_argument("-o", "--output", required=True, metavar="OUT.npz", help="the golden file to write")
+    p.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
+    p.set_defaults(func=cmd_record)
+
+
+# ------------------------------------------------------------------ helpers
+
+def _launch_from_args(args):
+    """A Launch from FILE, --kernel, --grid, --block, --arg, --shared (specs are usage errors)."""
+    from .driver import Module
+    from .testing.golden import make_launch
+    mod = Module.from_file(args.file)
+    if args.kernel is None:
+        names = list(mod.kernels)
+        if len(names) != 1:
+            raise _usage(f"{args.file} has {len(names)} kernels; choose one with --kernel: " + ", ".join(names))
+        args.kernel = names[0]
+    try:
+        values = [parse_arg(s, i) for i, s in enumerate(args.arg)]
+        grid, block = parse_dims(args.grid or "1", "grid"), parse_dims(args.block or "1", "block")
+    except ArgError as e:
+        raise _usage(e.message) from None
+    # From the path, not `mod`: the golden keeps the file's own text (and its line numbers).
+    return make_launch(Path(args.file), args.kernel, grid, block, values, shared_mem=args.shared or 0)
+
+
+def _executors(text: str | None) -> list[str]:
+    from .driver.api import available_devices
+    from .testing.golden import ExecutorUnavailable, check_executor
+    names = [x.strip() for x in text.split(",") if x.strip()] if text else list(available_devices())
+    for n in names:
+        try:
+            check_executor(n)
+        except ExecutorUnavailable as e:
+            raise _usage(e.message) from None
+    return names
+
+
+def _ulp(specs: list[str]):
+    table: dict[str, int] = {}
+    for s in specs:
+        key, eq, val = s.rpartition("=")
+        try:
+            n = int(val)
+        except ValueError:
+            n = -1
+        if n < 0:
+            raise _usage(f"--ulp {s!r}: expected N or BUFFER=N with N >= 0 (e.g. 2, arg2=4, param_1=1)")
+        table[key if eq else "*"] = n
+    if set(table) <= {"*"}:
+        return table.get("*", 0)
+    return table
+
+
+# ------------------------------------------------------------------ commands
+
+def cmd_difftest(args) -> int:
+    from .testing.golden import GoldenError, golden_files, load_golden, make_launch
+    from .testing.report import CaseReport, DiffReport, difftest
+    ulp = _ulp(args.ulp)
+    executors = _executors(args.executors)
+    common = dict(ulp=ulp, writers=not args.no_writers, max_steps=args.max_steps)
+    cases: list[CaseReport] = []
+    if args.golden:
+        if args.arg or args.grid or args.block or args.shared is not None:
+            raise _usage("with --golden the launch (grid, block, arguments) comes from the golden; "
+                         "drop --grid/--block/--arg/--shared")
+        if not executors:
+            raise _usage("no executors to run")
+        files = golden_files(args.golden)
+        many = Path(args.golden).is_dir()
+        tty = sys.stderr.isatty()
+        for n, path in enumerate(files, 1):
+            if many:
+                print(f"difftest [{n}/{len(files)}] {path.name}", file=sys.stderr, end="\r" if tty else "\n",
+                      flush=True)
+            try:
+                g = load_golden(path)
+            except GoldenError as e:
+                if not many:
+                    raise
+                cases.append(CaseReport(path.name, "-", "golden", (), (("golden", e.message),)))
+                continue
+            launch = g.launch
+            if args.file:       # new PTX, old recording: same kernel (or --kernel), inputs and outputs
+                fresh = make_launch(Path(args.file), args.kernel or launch.kernel, launch.grid, launch.block,
+                                    [a.value if a.kind == "array" else a.value.tobytes() if a.kind == "bytes"
+                                     else a.value[()] for a in launch.args], shared_mem=launch.shared_mem)
+                launch = fresh
+                g = replace(g, launch=fresh)
+            cases.append(difftest(launch, executors, golden=g, name=path.name, **common))
+        if many and tty:
+            print(" " * 60, file=sys.stderr, end="\r")
+    else:
+        if not args.file:
+            raise _usage("give a FILE.ptx with its launch, or --golden G.npz|DIR")
+        if len(executors) < 2:
+            raise _usage(f"comparing needs two executors (e.g. --executors interp,cpu) or --golden; "
+                         f"got {', '.join(executors) or 'none'}")
+        launch = _launch_from_args(args)
+        cases.append(difftest(launch, executors, name=args.file, **common))
+    report = DiffReport(tuple(cases))
+    if args.junit:
+        Path(args.junit).write_text(report.to_junit())
+    if args.json:
+        print(report.to_json())
+    elif args.quiet:
+        print(report.render(failures_only=True))
+    else:
+        print(report.render())
+    return 0 if report.ok else 1
+
+
+def cmd_record(args) -> int:
+    from .testing.golden import record, save_golden
+    executor = _executors(args.executor)
+    if len(executor) != 1:
+        raise _usage("--executor takes one name: interp, cpu or cuda")
+    launch = _launch_from_args(args)
+    g = record(launch, executor[0])
+    out = save_golden(g, args.output)
+    if not args.quiet:
+        p = g.provenance
+        print(f"recorded {launch.describe()} on {p['executor']} ({p['device']}, {p['tool']} {p['tool_version']}): "
+              f"{len(launch.args)} arguments, {len(launch.arrays)} output arrays -> {out}")
+    return 0
