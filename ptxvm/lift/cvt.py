@@ -1,0 +1,232 @@
+"""LLVM IR emitters for PTX ``cvt`` (PTX ISA 9.0 §9.7.9.21), bit-identical to the interpreter.
+
+Public emitters (conventions of :mod:`ptxvm.lift`: f32 ``float``, f64 ``double``, f16/bf16
+``i16`` bits, packed x2 ``i32`` with element 0 low, integers ``iN`` of the PTX width):
+
+``cvt(b, x, *, dst, src, rnd=None, ftz=False, sat=False, relu=False, satfinite=False)``
+    Every scalar form: int<->int, float->int, int->float, float<->float among
+    f16 bf16 f32 f64, and ``cvt.rna.tf32.f32`` (result: ``i32`` bits).
+``cvt_pack_x2(b, a, b2, *, dst, rnd="rn", relu=False, satfinite=False) -> i32``
+    ``cvt.rn{.relu}{.satfinite}.{f16x2,bf16x2}.f32 d, a, b``: ``a`` goes to the UPPER half
+    of ``d`` and ``b`` to the lower half (the ISA's operand order).
+
+Rules (the interpreter's, which follow the ISA):
+
+* int -> int: truncation, or sign/zero extension by the *source* type; ``.sat`` clamps the
+  source value to the destination range (a ``.bN`` destination is not clamped).
+* float -> int: rounding ``.rni .rzi .rmi .rpi`` (``rn rz rm rp`` accepted as aliases), then
+  clamping to the destination range; NaN -> 0.  Without a rounding modifier f32/f64
+  sources round toward zero and f16/bf16 sources to nearest even (the interpreter's
+  defaults; ptxas requires the modifier).  ``.ftz`` flushes a subnormal f32 or half source.
+* int -> float: correctly rounded in ``.rn .rz .rm .rp`` (64-bit sources too).
+* float -> float: ``.rn .rz .rm .rp`` (and ``.rna`` to f16/bf16) when narrowing, exact when
+  widening; ``.rni ...`` round to an integral value in the source format first.  ``.ftz``
+  flushes an f32 source and an f32 result.  ``.sat`` clamps to [+0.0, 1.0] (NaN -> +0.0);
+  ``.relu`` and ``.satfinite`` apply to f16/bf16 destinations.  NaN results: f32
+  ``0x7fffffff``; f16/bf16 ``0x7fff``; f64 ``0xfff8000000000000`` from f32/f64 sources and
+  ``0x7fffffffffffffff`` from f16/bf16 sources.
+* ``cvt.rna.tf32.f32``: round to 10 fraction bits, ties away from zero; NaN -> 0x7fffffff.
+
+Everything is integer-bit code from :mod:`ptxvm.lift.cvt_bits` (no FPU rounding mode).
+Forms the interpreter cannot execute (fp8/fp6/fp4, ``.rs``, ``.satfinite`` tf32, ...) raise
+:class:`ptxvm.UnsupportedError` naming the instruction.
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+
+from ..errors import UnsupportedError
+from .cvt_bits import (
+    F32, F64, FMTS, IRNDS, RNDS, Fmt, I64, c64, const, decode, flush_subnormal, from_bits,
+    relu as relu_bits, rint_bits, round_pack, saturate, shift_round, to_bits, umin,
+)
+
+_IRND_ALIAS = {"rn": "rni", "rz": "rzi", "rm": "rmi", "rp": "rpi"}
+_AS_RND = {"rni": "rn", "rzi": "rz", "rmi": "rm", "rpi": "rp"}
+_HALF = ("f16", "bf16")
+
+
+def _name(dst: str, src: str, rnd, ftz, sat, relu, satfinite) -> str:
+    mods = [m for m, on in ((rnd, rnd), ("relu", relu), ("satfinite", satfinite), ("ftz", ftz),
+                            ("sat", sat)) if on]
+    return "cvt" + "".join(f".{m}" for m in mods) + f".{dst}.{src}"
+
+
+def _int_info(t: str) -> tuple[int, bool, bool] | None:
+    """'s32' -> (32, signed, is_bits_type); None for non-integer types."""
+    if len(t) >= 2 and t[0] in "sub" and t[1:].isdigit() and int(t[1:]) in (8, 16, 32, 64):
+        return int(t[1:]), t[0] == "s", t[0] == "b"
+    return None
+
+
+def cvt(b: ir.IRBuilder, x: ir.Value, *, dst: str, src: str, rnd: str | None = None,
+        ftz: bool = False, sat: bool = False, relu: bool = False, satfinite: bool = False) -> ir.Value:
+    """Emit ``cvt{.rnd}{.relu}{.satfinite}{.ftz}{.sat}.dst.src`` on ``x``; see the module docstring."""
+    dst, src = dst.lstrip("."), src.lstrip(".")
+    name = _name(dst, src, rnd, ftz, sat, relu, satfinite)
+
+    def unsupported(why: str) -> UnsupportedError:
+        return UnsupportedError(f"{name} {why}")
+
+    di, si = _int_info(dst), _int_info(src)
+    if dst == "tf32":
+        if src != "f32" or rnd != "rna" or ftz or sat or relu or satfinite:
+            raise unsupported("is not supported (only cvt.rna.tf32.f32)")
+        return _tf32_rna(b, to_bits(b, x, F32))
+    if di is not None and si is not None:
+        if rnd is not None or ftz or relu or satfinite:
+            raise unsupported("has modifiers an integer conversion does not take")
+        return _i2i(b, x, si, di, sat)
+    if (di is None and dst not in FMTS) or (si is None and src not in FMTS):
+        raise unsupported("is not supported (packed/fp8/fp6/fp4 forms are not executable)")
+    if di is not None:                                          # float -> int
+        if relu or satfinite:
+            raise unsupported("takes no .relu/.satfinite")
+        sf = FMTS[src]
+        if rnd is None:
+            irnd = "rni" if src in _HALF else "rzi"
+        else:
+            irnd = _IRND_ALIAS.get(rnd, rnd)
+        if irnd not in IRNDS:
+            raise unsupported("needs an integer rounding modifier (.rni .rzi .rmi .rpi)")
+        bits = to_bits(b, x, sf)
+        if ftz and sf is not F64:
+            bits = flush_subnormal(b, bits, sf)
+        return _f2i(b, bits, sf, di, irnd)
+    df = FMTS[dst]
+    half_dst = dst in _HALF
+    if (relu or satfinite) and not half_dst:
+        raise unsupported("takes .relu/.satfinite only with an f16/bf16 destination")
+    if si is not None:                                          # int -> float
+        r = rnd or "rn"
+        if r not in RNDS or r == "rna" or relu or satfinite:
+            raise unsupported("needs .rn/.rz/.rm/.rp (and no .relu/.satfinite)")
+        out = _i2f(b, x, si, df, r)
+        if sat:
+            out = saturate(b, out, df, ir.Constant(ir.IntType(1), 0))
+        return from_bits(b, out, df)
+    sf = FMTS[src]
+    if rnd is not None and rnd not in IRNDS and (rnd not in RNDS or (rnd == "rna" and not half_dst)):
+        raise unsupported("has an unknown rounding modifier")
+    out = _f2f(b, to_bits(b, x, sf), sf, df, rnd, ftz=ftz, satfinite=satfinite)
+    if sat:
+        out = saturate(b, out, df)
+    if relu:
+        out = relu_bits(b, out, df)
+    return from_bits(b, out, df)
+
+
+def cvt_pack_x2(b: ir.IRBuilder, a: ir.Value, b2: ir.Value, *, dst: str, rnd: str = "rn",
+                relu: bool = False, satfinite: bool = False) -> ir.Value:
+    """``cvt.rnd{.relu}{.satfinite}.{f16x2,bf16x2}.f32 d, a, b``: ``d = cvt(a) << 16 | cvt(b)``."""
+    dst = dst.lstrip(".")
+    if dst not in ("f16x2", "bf16x2") or rnd not in RNDS:
+        raise UnsupportedError(f"cvt.{rnd}.{dst}.f32 (two sources) is not supported")
+    hi = cvt(b, a, dst=dst[:-2], src="f32", rnd=rnd, relu=relu, satfinite=satfinite)
+    lo = cvt(b, b2, dst=dst[:-2], src="f32", rnd=rnd, relu=relu, satfinite=satfinite)
+    i32 = ir.IntType(32)
+    return b.or_(b.shl(b.zext(hi, i32), ir.Constant(i32, 16)), b.zext(lo, i32))
+
+
+# ---------------------------------------------------------------------------
+# the four families
+
+
+def _i2i(b: ir.IRBuilder, x, si: tuple[int, bool, bool], di: tuple[int, bool, bool], sat: bool):
+    sw, ssigned, _ = si
+    dw, dsigned, dbits = di
+    dty = ir.IntType(dw)
+    if sat and not dbits:
+        v = b.sext(x, I64) if ssigned and sw < 64 else (b.zext(x, I64) if sw < 64 else x)
+        hi = (1 << (dw - 1)) - 1 if dsigned else (1 << dw) - 1
+        if ssigned:
+            if dsigned:
+                v = b.select(b.icmp_signed("<", v, c64(-(1 << (dw - 1)))), c64(-(1 << (dw - 1))), v)
+            else:
+                v = b.select(b.icmp_signed("<", v, c64(0)), c64(0), v)
+            if hi < (1 << 63):          # a signed value never exceeds 2^64 - 1
+                v = b.select(b.icmp_signed(">", v, c64(hi)), c64(hi), v)
+        else:
+            v = umin(b, v, c64(hi))     # unsigned source: only the top bound can bite
+        return b.trunc(v, dty) if dw < 64 else v
+    if dw > sw:
+        return b.sext(x, dty) if ssigned else b.zext(x, dty)
+    if dw < sw:
+        return b.trunc(x, dty)
+    return x
+
+
+def _f2i(b: ir.IRBuilder, bits, sf: Fmt, di: tuple[int, bool, bool], irnd: str):
+    """Round to an integer (exactly, from the decoded significand) and clamp; NaN -> 0."""
+    dw, dsigned, _ = di
+    d = decode(b, bits, sf)
+    lead = b.sub(c64(63), b.ctlz(d.m, ir.Constant(ir.IntType(1), 0)))
+    # |x| >= 2^64 (or inf): saturates whatever the destination
+    huge = b.or_(d.is_inf, b.and_(b.icmp_unsigned("!=", d.m, c64(0)),
+                                  b.icmp_signed(">=", b.add(d.e, lead), c64(64))))
+    k = shift_round(b, d.neg, d.m, b.sub(c64(0), d.e), _AS_RND[irnd])
+    if dsigned:
+        hi, lo_mag = (1 << (dw - 1)) - 1, 1 << (dw - 1)
+        over_pos = b.or_(huge, b.icmp_unsigned(">", k, c64(hi)))
+        over_neg = b.or_(huge, b.icmp_unsigned(">", k, c64(lo_mag)))
+        val = b.select(d.neg, b.sub(c64(0), k), k)
+        val = b.select(b.and_(b.not_(d.neg), over_pos), c64(hi), val)
+        val = b.select(b.and_(d.neg, over_neg), c64(-lo_mag), val)
+    else:
+        hi = (1 << dw) - 1
+        over = b.or_(huge, b.icmp_unsigned(">", k, c64(hi)))
+        val = b.select(over, c64(hi), k)
+        val = b.select(d.neg, c64(0), val)      # negative values round to <= 0: clamp to 0
+    val = b.select(d.is_nan, c64(0), val)
+    return b.trunc(val, ir.IntType(dw)) if dw < 64 else val
+
+
+def _i2f(b: ir.IRBuilder, x, si: tuple[int, bool, bool], df: Fmt, rnd: str):
+    sw, ssigned, _ = si
+    v = x if sw == 64 else (b.sext(x, I64) if ssigned else b.zext(x, I64))
+    if ssigned:
+        neg = b.icmp_signed("<", v, c64(0))
+        m = b.select(neg, b.sub(c64(0), v), v)      # INT64_MIN -> 2^63 as an unsigned magnitude
+    else:
+        neg = ir.Constant(ir.IntType(1), 0)
+        m = v
+    return round_pack(b, neg, m, c64(0), df, rnd)
+
+
+def _nan_result(sf: Fmt, df: Fmt) -> int:
+    if df is F32:
+        return 0x7FFFFFFF
+    if df is F64:
+        return 0xFFF8000000000000 if sf in (F32, F64) else 0x7FFFFFFFFFFFFFFF
+    return 0x7FFF
+
+
+def _f2f(b: ir.IRBuilder, bits, sf: Fmt, df: Fmt, rnd: str | None, *, ftz: bool, satfinite: bool):
+    if ftz and sf is F32:
+        bits = flush_subnormal(b, bits, sf)
+    if rnd in IRNDS:
+        bits = rint_bits(b, bits, sf, rnd)     # exact; then convert to nearest
+        rnd = "rn"
+    rnd = rnd or "rn"
+    d = decode(b, bits, sf)
+    dty = df.ty
+    out = bits if sf is df else round_pack(b, d.neg, d.m, d.e, df, rnd, satfinite=satfinite)
+    if sf is not df or satfinite:
+        # an infinite source stays infinite in every mode (the largest finite with .satfinite)
+        big = df.max_bits if satfinite else df.inf_bits
+        inf = b.or_(const(dty, big), b.shl(b.zext(d.neg, dty), const(dty, df.nbits - 1)))
+        out = b.select(d.is_inf, inf, out)
+    out = b.select(d.is_nan, const(dty, _nan_result(sf, df)), out)
+    if ftz and df is F32:
+        out = flush_subnormal(b, out, df)
+    return out
+
+
+def _tf32_rna(b: ir.IRBuilder, u):
+    """Add half a tf32 ulp to the magnitude bits and clear the 13 dropped bits: ties go away
+    from zero and a carry moves into the exponent (up to infinity)."""
+    i32 = ir.IntType(32)
+    r = b.and_(b.add(u, ir.Constant(i32, 0x1000)), ir.Constant(i32, 0xFFFFE000))
+    nan = b.icmp_unsigned(">", b.and_(u, ir.Constant(i32, 0x7FFFFFFF)), ir.Constant(i32, 0x7F800000))
+    return b.select(nan, ir.Constant(i32, 0x7FFFFFFF), r)
