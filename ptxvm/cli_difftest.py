@@ -146,7 +146,7 @@ def cmd_difftest(args) -> int:
     from .testing.report import CaseReport, DiffReport, difftest
     ulp = _ulp(args.ulp)
     executors = _executors(args.executors)
-    common = dict(ulp=ulp, writers=not args.no_writers, max_steps=args.max_steps)
+    common = {"ulp": ulp, "writers": not args.no_writers, "max_steps": args.max_steps}
     cases: list[CaseReport] = []
     if args.golden:
         if args.arg or args.grid or args.block or args.shared is not None:

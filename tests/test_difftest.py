@@ -11,16 +11,24 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-
 from fixture_files import FIXTURES
+
 from ptxvm import LaunchError
 from ptxvm.cli import main
 from ptxvm.driver.api import available_devices
 from ptxvm.testing import (
-    CompareError, GoldenError, Writer, assert_executors_agree, compare, load_golden, make_launch, record,
-    run_golden, save_golden,
+    CompareError,
+    GoldenError,
+    Writer,
+    assert_executors_agree,
+    compare,
+    gpu,
+    load_golden,
+    make_launch,
+    record,
+    run_golden,
+    save_golden,
 )
-from ptxvm.testing import gpu
 from ptxvm.testing.golden import write_owners
 
 ELEMENTWISE = FIXTURES / "nvcc" / "sm80" / "elementwise.ptx"
@@ -330,7 +338,8 @@ def test_not_a_golden_file(tmp_path, capsys):
     text = tmp_path / "t.npz"
     text.write_text("hello")
     npy = tmp_path / "a.npz"
-    np.save(open(npy, "wb"), np.zeros(3))
+    with open(npy, "wb") as f:
+        np.save(f, np.zeros(3))
     for path, message in ((text, "not a zip archive"), (npy, "a single .npy array"),
                           (tmp_path / "none.npz", "no such golden file")):
         with pytest.raises(GoldenError, match=message):
@@ -353,6 +362,10 @@ def test_assert_executors_agree_interp_with_itself():
     case = assert_executors_agree(ELEMENTWISE, "vector_add", 1, 128, (a, a, out, 100),
                                   executors=("interp", "interp"))
     assert case.ok and len(case.results) == 3 and not out.any()     # runs work on copies
+    from ptxvm import Module
+    y = np.ones(100, np.float32)
+    assert assert_executors_agree(Module.from_file(ELEMENTWISE), "saxpy", 1, 128, (100, 2.0, a, y),
+                                  executors=("interp", "interp")).ok
 
 
 def test_assert_executors_agree_reports_differences():

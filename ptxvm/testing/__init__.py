@@ -14,8 +14,17 @@ from collections.abc import Mapping, Sequence
 
 from .compare import CompareError, Comparison, Writer, compare
 from .golden import (
-    ExecutorUnavailable, Golden, GoldenError, Launch, check_executor, execute, load_golden, make_launch, record,
-    run_golden, save_golden,
+    ExecutorUnavailable,
+    Golden,
+    GoldenError,
+    Launch,
+    check_executor,
+    execute,
+    load_golden,
+    make_launch,
+    record,
+    run_golden,
+    save_golden,
 )
 from .report import CaseReport, DiffReport, difftest
 

@@ -38,7 +38,7 @@ class Writer:
     thread: tuple[int, int, int] = (0, 0, 0)
 
     @classmethod
-    def from_tid(cls, tid: int, grid: tuple[int, ...], block: tuple[int, ...]) -> "Writer":
+    def from_tid(cls, tid: int, grid: tuple[int, ...], block: tuple[int, ...]) -> Writer:
         if tid < 0:
             return cls(-1)
         g, b = (tuple(grid) + (1, 1))[:3], (tuple(block) + (1, 1))[:3]
@@ -88,7 +88,7 @@ class Comparison:
             return None
         return tuple(int(i) for i in np.unravel_index(self.first_index, self.shape)) if self.shape else ()
 
-    def with_writer(self, writer: Writer | None) -> "Comparison":
+    def with_writer(self, writer: Writer | None) -> Comparison:
         return replace(self, writer=writer)
 
     def status(self) -> str:
@@ -195,8 +195,8 @@ def compare(expected: np.ndarray, actual: np.ndarray, *, ulp: int = 0) -> Compar
     first = int(np.argmax(failing)) if failures else int(np.argmax(differ)) if mismatches else None
     fields: dict = {}
     if first is not None:
-        fields = dict(first_index=first, first_expected=e[first].item(), first_actual=a[first].item(),
-                      first_expected_bits=_bits(e[first:first + 1]), first_actual_bits=_bits(a[first:first + 1]))
+        fields = {"first_index": first, "first_expected": e[first].item(), "first_actual": a[first].item(),
+                  "first_expected_bits": _bits(e[first:first + 1]), "first_actual_bits": _bits(a[first:first + 1])}
         if dist is not None:
             fields["first_ulp"] = math.inf if infinite[first] else int(dist[first])
     return Comparison(str(dt), tuple(expected.shape), mismatches == 0, mismatches, failures, max_ulp, ulp,

@@ -226,7 +226,7 @@ def execute(launch: Launch, executor: str, *, max_steps: int | None = None) -> l
 
 def provenance(tool: str, version: str, executor: str, device: str) -> dict[str, str]:
     return {"tool": tool, "tool_version": str(version), "executor": executor, "device": device,
-            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
             "host": platform.node()}
 
 

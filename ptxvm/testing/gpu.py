@@ -34,7 +34,7 @@ def _driver():
         from cuda.bindings import driver
     except ImportError:
         try:
-            from cuda import cuda as driver          # cuda-python before 12.6
+            from cuda import cuda as driver  # cuda-python before 12.6
         except ImportError:
             return None
     try:
@@ -111,7 +111,8 @@ def _run_driver(drv, launch: Launch):
         for i, a in enumerate(launch.args):
             if a.kind == "array":
                 buffers[i] = check(drv.cuMemAlloc(max(a.value.nbytes, 1)), "cuMemAlloc")
-                check(drv.cuMemcpyHtoD(buffers[i], a.value, a.value.nbytes), "cuMemcpyHtoD")
+                src = np.ascontiguousarray(a.value)     # host pointers as ints: accepted by every version
+                check(drv.cuMemcpyHtoD(buffers[i], src.ctypes.data, src.nbytes), "cuMemcpyHtoD")
                 slots.append(np.array([int(buffers[i])], dtype=np.uint64))
             else:
                 slots.append(np.ascontiguousarray(a.value.reshape(-1)).copy())
@@ -123,8 +124,8 @@ def _run_driver(drv, launch: Launch):
         for i, a in enumerate(launch.args):
             out = None
             if a.kind == "array":
-                out = np.empty_like(a.value)
-                check(drv.cuMemcpyDtoH(out, buffers[i], a.value.nbytes), "cuMemcpyDtoH")
+                out = np.empty_like(a.value, order="C")
+                check(drv.cuMemcpyDtoH(out.ctypes.data, buffers[i], out.nbytes), "cuMemcpyDtoH")
             outputs.append(out)
         name = check(drv.cuDeviceGetName(256, dev), "cuDeviceGetName")
     finally:
