@@ -114,7 +114,8 @@ def test_externals_supply_a_callback() -> None:
     proto = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_int64)
     callback = proto(lambda v: v * 3)
     ir = ("declare i64 @ptxvm_test_triple(i64)\n"
-          "define i64 @g(i64 %x) {\n  %r = call i64 @ptxvm_test_triple(i64 %x)\n  %s = add i64 %r, 1\n  ret i64 %s\n}\n")
+          "define i64 @g(i64 %x) {\n  %r = call i64 @ptxvm_test_triple(i64 %x)\n"
+          "  %s = add i64 %r, 1\n  ret i64 %s\n}\n")
     lib = jit_ir(ir, externals={"ptxvm_test_triple": ctypes.cast(callback, ctypes.c_void_p).value})
     assert call_i64(lib, "g", 5) == 16
 

@@ -22,9 +22,10 @@ import platform
 import struct
 import sys
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
-from typing import Any, Mapping
+from typing import Any
 
 from ..errors import CodegenError
 

@@ -107,8 +107,8 @@ class _Worker:
         fd, path = tempfile.mkstemp(prefix="ptxvm-llvm-", suffix=".log")
         os.close(fd)
         # O_APPEND: the worker always writes at the end while we read from our own offset.
-        err_w = open(path, "ab")
-        self._stderr = open(path, "rb")
+        err_w = open(path, "ab")            # noqa: SIM115 - handed to the child, closed below
+        self._stderr = open(path, "rb")     # noqa: SIM115 - lives as long as this worker
         try:
             os.unlink(path)      # POSIX: the open handles keep it alive
         except OSError:
@@ -314,6 +314,7 @@ _HEADER_LEN = struct.Struct("<I")
 @cache
 def _fingerprint() -> bytes:
     import llvmlite
+
     from .. import __version__
     worker_src = Path(llvm_worker.__file__).read_bytes()
     text = f"format {_FORMAT} ptxvm {__version__} llvmlite {llvmlite.__version__} worker "
@@ -331,7 +332,8 @@ def cache_key(llvm_ir: str, triple: str, cpu: str, features: str, opt: int, emit
 
 
 def _entry_path(key: str) -> Path:
-    from ..frontend.cache import cache_dir   # imported late: it pulls in the whole frontend
+    # Imported late (here and in compile_ir): the module pulls in the whole frontend.
+    from ..frontend.cache import cache_dir
     return cache_dir() / "llvm" / key[:2] / f"{key}.bin"
 
 
