@@ -197,16 +197,18 @@ class WriteTracker:
 
     def record(self, addr: np.ndarray, nbytes: int, tids: np.ndarray) -> None:
         """Lanes in ``addr``/``tids`` order: where two lanes hit one byte the later one wins,
-        as it does in the store itself (numpy assignment keeps the last duplicate)."""
-        span = np.arange(nbytes, dtype=np.uint64)
+        as it does in the store itself (numpy assignment keeps the last duplicate). The
+        store has already checked bounds, so an access that starts in an allocation ends there."""
         for a, owner in self.owners.values():
             sel = (addr >= np.uint64(a.base)) & (addr < np.uint64(a.end))
-            if not sel.any():
+            if sel.all():
+                off, who = (addr - np.uint64(a.base)).astype(np.intp), tids
+            elif sel.any():
+                off, who = (addr[sel] - np.uint64(a.base)).astype(np.intp), tids[sel]
+            else:
                 continue
-            offs = ((addr[sel] - np.uint64(a.base))[:, None] + span).reshape(-1)
-            who = np.repeat(np.asarray(tids, dtype=np.int64)[sel], nbytes)
-            keep = offs < np.uint64(a.size)
-            owner[offs[keep].astype(np.intp)] = who[keep]
+            for j in range(nbytes):
+                owner[off + j if j else off] = who
 
 
 def check_alignment(addr: np.ndarray, nbytes: int, space: str) -> None:
