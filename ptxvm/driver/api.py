@@ -33,6 +33,12 @@ MAX_THREADS_PER_BLOCK = 1024
 DEVICES: tuple[str, ...] = ("interp", "cpu")
 
 
+def default_launch_device() -> str:
+    """The executor a launch uses when it names none: ``$PTXVM_DEVICE``, else the interpreter."""
+    import os
+    return os.environ.get("PTXVM_DEVICE", "").strip() or "interp"
+
+
 def available_devices() -> tuple[str, ...]:
     """Names accepted by ``Kernel.__call__(..., device=...)`` in this build."""
     return DEVICES
@@ -195,10 +201,11 @@ class Kernel:
         shared = int(cfg[3]) if len(cfg) == 4 else 0
         return lambda *args, **kw: self(grid, block, args, shared_mem=shared, **kw)
 
-    def __call__(self, grid, block, args=(), shared_mem: int = 0, device: str = "interp",
+    def __call__(self, grid, block, args=(), shared_mem: int = 0, device: str | None = None,
                  max_steps: int | None = None, trace=None, trace_out=None) -> LaunchStats:
         """Launch; ``trace`` is an iterable of (block, thread) pairs (ints or 1-3 tuples) whose
         executed instructions are written to ``trace_out`` (default: stderr)."""
+        device = device or default_launch_device()
         if device not in available_devices():
             raise LaunchError(f"device `{device}` is not available; this build has: {', '.join(available_devices())}")
         g, b = _dim3(grid, "grid"), _dim3(block, "block")

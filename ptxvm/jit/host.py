@@ -144,10 +144,11 @@ class HostHooks(TargetHooks):
         self.set_state(fl, L.State.TRAP, site)
         fl.b.ret(I32(L.State.TRAP))
 
-    def loop_header(self, fl: FunctionLowering) -> None:
+    def loop_header(self, fl: FunctionLowering, instructions: int) -> None:
+        """Count executed instructions per straight-line stretch; past the budget: watchdog."""
         b = fl.b
         p = self.thr(fl, L.T_STEPS, I64)
-        n = b.add(b.load(p), I64(1))
+        n = b.add(b.load(p), I64(max(instructions, 1)))
         b.store(n, p)
         over, ok = fl.new_block("watchdog"), fl.new_block("loop")
         b.cbranch(b.icmp_unsigned(">", n, self.ctx(fl, L.X_BUDGET)), over, ok)

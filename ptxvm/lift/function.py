@@ -265,6 +265,9 @@ class FunctionLowering:
         for st in block.statements:
             if isinstance(st, ptx.Label):
                 self.label(st.name)
+        counts = _segment_counts(block)
+        if block is self.fn.body:
+            self.hooks.loop_header(self, counts.get(None, 0))
         for st in block.statements:
             if isinstance(st, ptx.Instruction):
                 if self.terminated():
@@ -276,7 +279,7 @@ class FunctionLowering:
                     lower_instruction(self, st)
             elif isinstance(st, ptx.Label):
                 self.continue_in(self.label(st.name))
-                self.hooks.loop_header(self)
+                self.hooks.loop_header(self, counts.get(st.name, 0))
             elif isinstance(st, ptx.VarDecl):
                 self._declare(st)
             elif isinstance(st, ptx.Block):
@@ -299,3 +302,19 @@ class FunctionLowering:
 
     def all_registers(self) -> list[tuple[ir.Value, ScalarType]]:
         return [*self.regs.values(), (self.cc, ScalarType.PRED)]
+
+
+def _segment_counts(block: ptx.Block) -> dict[str | None, int]:
+    """Instructions from each label (``None``: the block's start) to the next label: the
+    executed-instruction count a thread adds when it enters that straight-line stretch."""
+    counts: dict[str | None, int] = {None: 0}
+    current: str | None = None
+    for st in block.statements:
+        if isinstance(st, ptx.Label):
+            current = st.name
+            counts[current] = 0
+        elif isinstance(st, ptx.Instruction):
+            counts[current] += 1
+        elif isinstance(st, ptx.Block):
+            counts[current] += sum(1 for _ in st.instructions())
+    return counts

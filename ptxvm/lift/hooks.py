@@ -73,8 +73,8 @@ class TargetHooks:
     def trap(self, fl: "FunctionLowering", ins: "ptx.Instruction", kind: str) -> None:
         raise NotImplementedError
 
-    def loop_header(self, fl: "FunctionLowering") -> None:
-        """Called at the start of every labelled block (watchdog accounting)."""
+    def loop_header(self, fl: "FunctionLowering", instructions: int) -> None:
+        """Called where a labelled stretch of ``instructions`` instructions starts (accounting)."""
 
     def barrier(self, fl: "FunctionLowering", ins: "ptx.Instruction", barrier_id: ir.Value,
                 count: ir.Value | None, *, arrive: bool = False,

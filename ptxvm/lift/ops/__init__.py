@@ -29,7 +29,7 @@ def lower_instruction(fl: "FunctionLowering", ins: ptx.Instruction) -> None:
 
 
 def _load_all() -> None:
-    from . import control, float_ops, int_ops, memory, move  # noqa: F401  (registration side effects)
+    from . import atomics, control, float_ops, int_ops, memory, move, warp  # noqa: F401  (registration)
 
 
 _load_all()

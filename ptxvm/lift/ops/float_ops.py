@@ -146,3 +146,16 @@ def lower_cvt(fl: FunctionLowering, ins: ptx.Instruction) -> None:
         raise fl.unsupported(ins, "has no LLVM lowering for this cvt form yet")
     x = fl.read(ops[1], src_t)
     fl.write(ops[0], dst_t, cvt.cvt(fl.b, x, dst=dst_t.value, src=src_t.value, rnd=rnd, **flags))
+
+
+@lowers("rcp.approx.ftz.f64", "rsqrt.approx.ftz.f64")
+def _approx_f64(fl: FunctionLowering, ins: ptx.Instruction) -> None:
+    """The f64 approximations are table entries of their own (their type is in the opcode)."""
+    from .. import fp
+    d, a = ins.operands
+    x = fl.read(a, ScalarType.F64)
+    if ins.opcode.startswith("rcp"):
+        r = fp.frcp(fl.b, x, kind="approx", ftz=True)
+    else:
+        r = fp.frsqrt(fl.b, x, ftz=True)
+    fl.write(d, ScalarType.F64, r)

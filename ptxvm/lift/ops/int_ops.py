@@ -1,8 +1,8 @@
-"""Integer and logic instructions (PTX ISA §9.7.1, §9.7.8): the lowering glue.
+"""Integer and logic instructions (PTX ISA §9.7.1, §9.7.2, §9.7.8): operand plumbing only.
 
-Simple, exactly-defined forms lower to one LLVM instruction here; everything with
-PTX-specific rules (saturation, carries, clamped shifts, division by zero, bit-field
-and permute instructions) goes through the emitters of ``ptxvm.lift.intops``.
+The semantics live in the emitters of ``ptxvm.lift.intops``; this module reads operands
+with the types PTX gives each one, calls the emitter, and writes the results (carry-flag
+instructions read and write the function's CC.CF register).
 """
 
 from __future__ import annotations
@@ -11,185 +11,252 @@ from llvmlite import ir
 
 from ...ir import nodes as ptx
 from ...ir.types import ScalarType
-from ..function import I1, FunctionLowering, resize
+from ..function import I1, FunctionLowering
+from .. import intops as X
 from . import lowers
+
+U32, S32, B32 = ScalarType.U32, ScalarType.S32, ScalarType.B32
+X2 = (ScalarType.U16X2, ScalarType.S16X2)
 
 
 def _t(ins: ptx.Instruction) -> ScalarType:
     return ins.types[0]
 
 
-def _intops():
-    from .. import intops
-    return intops
+def _signed(t: ScalarType) -> bool:
+    return t.kind == "s"
 
 
-def _float_type(t: ScalarType) -> bool:
-    return t.kind == "f"
-
-
-@lowers("and", "or", "xor")
-def _logic(fl: FunctionLowering, ins: ptx.Instruction) -> None:
-    t = _t(ins)
-    d, a, c = ins.operands
-    x, y = fl.read(a, t), fl.read(c, t)
-    fl.write(d, t, getattr(fl.b, {"and": "and_", "or": "or_", "xor": "xor"}[ins.opcode])(x, y))
-
-
-@lowers("not")
-def _not(fl: FunctionLowering, ins: ptx.Instruction) -> None:
-    t = _t(ins)
-    d, a = ins.operands
-    fl.write(d, t, fl.b.not_(fl.read(a, t)))
-
-
-@lowers("cnot")
-def _cnot(fl: FunctionLowering, ins: ptx.Instruction) -> None:
-    t = _t(ins)
-    d, a = ins.operands
-    x = fl.read(a, t)
-    fl.write(d, t, fl.b.zext(fl.b.icmp_unsigned("==", x, x.type(0)), x.type))
-
-
-def _is_float_op(fl: FunctionLowering, ins: ptx.Instruction) -> bool:
-    t = _t(ins)
-    if t.kind == "f" or t in (ScalarType.U16X2, ScalarType.S16X2):
+def _float(fl: FunctionLowering, ins: ptx.Instruction) -> bool:
+    if _t(ins).kind == "f":
         from .float_ops import lower_float
         lower_float(fl, ins)
         return True
     return False
 
 
-def _signed(t: ScalarType) -> bool:
-    return t.kind == "s"
+def _simple(fl: FunctionLowering, ins: ptx.Instruction, fn, src_types, dst_type=None) -> None:
+    srcs = [fl.read(o, t) for o, t in zip(ins.operands[1:], src_types)]
+    fl.write(ins.operands[0], dst_type or _t(ins), fn(fl.b, *srcs))
 
 
-def _int_generic(fl: FunctionLowering, ins: ptx.Instruction) -> None:
-    """Forms with PTX-specific rules: delegate to the intops emitter of the same name."""
-    from .int_generic import lower_generic
-    lower_generic(fl, ins)
+@lowers("and", "or", "xor")
+def _logic(fl, ins):
+    t = _t(ins)
+    fn = {"and": X.and_, "or": X.or_, "xor": X.xor}[ins.opcode]
+    _simple(fl, ins, fn, [t, t])
+
+
+@lowers("not", "cnot")
+def _not(fl, ins):
+    t = _t(ins)
+    _simple(fl, ins, X.not_ if ins.opcode == "not" else X.cnot, [t])
 
 
 @lowers("add", "sub")
-def _add_sub(fl: FunctionLowering, ins: ptx.Instruction) -> None:
-    if _is_float_op(fl, ins):
+def _add_sub(fl, ins):
+    if _float(fl, ins):
         return
-    if ins.modifiers and any(m in ins.modifiers for m in ("sat", "cc")) or ins.opcode in ("addc", "subc"):
-        return _int_generic(fl, ins)
+    t = _t(ins)
+    if "cc" in ins.modifiers:
+        return _carry(fl, ins)
+    fn = X.iadd if ins.opcode == "add" else X.isub
+    _simple(fl, ins, lambda b, x, y: fn(b, x, y, sat="sat" in ins.modifiers, signed=_signed(t), x2=t in X2), [t, t])
+
+
+@lowers("add.cc", "addc", "sub.cc", "subc")
+def _carry(fl, ins):
     t = _t(ins)
     d, a, c = ins.operands
+    b = fl.b
     x, y = fl.read(a, t), fl.read(c, t)
-    fl.write(d, t, fl.b.add(x, y) if ins.opcode == "add" else fl.b.sub(x, y))
+    cin = b.load(fl.cc) if ins.opcode in ("addc", "subc") else None
+    fn = X.add_cc if ins.opcode.startswith("add") else X.sub_cc
+    r, cf = fn(b, x, y, cin)
+    fl.write(d, t, r)
+    if ins.opcode.endswith(".cc") or "cc" in ins.modifiers:
+        b.store(cf, fl.cc)
+
+
+def _mode(ins: ptx.Instruction) -> str:
+    return ins.mod("hilo") or ins.mod("wide") or ins.mod("hi") or "lo"
+
+
+def _wide(t: ScalarType) -> ScalarType:
+    return ScalarType(f"{t.kind}{2 * t.bits}")
 
 
 @lowers("mul")
-def _mul(fl: FunctionLowering, ins: ptx.Instruction) -> None:
-    if _is_float_op(fl, ins):
+def _mul(fl, ins):
+    if _float(fl, ins):
         return
     t = _t(ins)
-    d, a, c = ins.operands
-    b = fl.b
-    x, y = fl.read(a, t), fl.read(c, t)
-    w = t.bits
-    mode = ins.mod("hilo") or ins.mod("wide") or "lo"
-    if mode == "lo":
-        fl.write(d, t, b.mul(x, y))
-        return
-    wide = ir.IntType(2 * w)
-    p = b.mul(resize(b, x, 2 * w, _signed(t)), resize(b, y, 2 * w, _signed(t)))
-    if mode == "wide":
-        fl.write(d, ScalarType(f"{t.kind}{2 * w}"), p)
-    else:
-        fl.write(d, t, b.trunc(b.lshr(p, wide(w)), x.type))
+    mode = _mode(ins)
+    _simple(fl, ins, lambda b, x, y: X.mul(b, x, y, mode=mode, signed=_signed(t)), [t, t],
+            _wide(t) if mode == "wide" else t)
 
 
 @lowers("mad")
-def _mad(fl: FunctionLowering, ins: ptx.Instruction) -> None:
-    if _is_float_op(fl, ins):
+def _mad(fl, ins):
+    if _float(fl, ins):
         return
-    if "sat" in ins.modifiers or "cc" in ins.modifiers:
-        return _int_generic(fl, ins)
+    if "cc" in ins.modifiers:
+        return _mad_cc(fl, ins)
+    t = _t(ins)
+    mode = _mode(ins)
+    wt = _wide(t) if mode == "wide" else t
+    _simple(fl, ins, lambda b, x, y, z: X.mad(b, x, y, z, mode=mode, signed=_signed(t), sat="sat" in ins.modifiers),
+            [t, t, wt], wt)
+
+
+@lowers("mad.cc", "madc")
+def _mad_cc(fl, ins):
     t = _t(ins)
     d, a, c, e = ins.operands
     b = fl.b
-    x, y = fl.read(a, t), fl.read(c, t)
-    w = t.bits
-    mode = ins.mod("hilo") or ins.mod("wide") or "lo"
-    if mode == "lo":
-        fl.write(d, t, b.add(b.mul(x, y), fl.read(e, t)))
-        return
-    wt = ScalarType(f"{t.kind}{2 * w}")
-    p = b.mul(resize(b, x, 2 * w, _signed(t)), resize(b, y, 2 * w, _signed(t)))
-    if mode == "wide":
-        fl.write(d, wt, b.add(p, fl.read(e, wt)))
-    else:
-        fl.write(d, t, b.add(b.trunc(b.lshr(p, ir.IntType(2 * w)(w)), x.type), fl.read(e, t)))
-
-
-@lowers("neg")
-def _neg(fl: FunctionLowering, ins: ptx.Instruction) -> None:
-    if _is_float_op(fl, ins):
-        return
-    t = _t(ins)
-    d, a = ins.operands
-    fl.write(d, t, fl.b.neg(fl.read(a, t)))
-
-
-@lowers("abs")
-def _abs(fl: FunctionLowering, ins: ptx.Instruction) -> None:
-    if _is_float_op(fl, ins):
-        return
-    t = _t(ins)
-    d, a = ins.operands
-    b = fl.b
-    x = fl.read(a, t)
-    fl.write(d, t, b.select(b.icmp_signed("<", x, x.type(0)), b.neg(x), x))
-
-
-@lowers("min", "max")
-def _minmax(fl: FunctionLowering, ins: ptx.Instruction) -> None:
-    if _is_float_op(fl, ins):
-        return
-    if "relu" in ins.modifiers:
-        return _int_generic(fl, ins)
-    t = _t(ins)
-    d, a, c = ins.operands
-    b = fl.b
-    x, y = fl.read(a, t), fl.read(c, t)
-    cmp = b.icmp_signed if _signed(t) else b.icmp_unsigned
-    lt = cmp("<", x, y)
-    fl.write(d, t, b.select(lt, x, y) if ins.opcode == "min" else b.select(lt, y, x))
-
-
-@lowers("shl", "shr")
-def _shift(fl: FunctionLowering, ins: ptx.Instruction) -> None:
-    """Shift amounts are unsigned 32-bit; amounts >= width give 0 (or the sign for shr.s)."""
-    t = _t(ins)
-    d, a, c = ins.operands
-    b = fl.b
-    x = fl.read(a, t)
-    n = fl.read(c, ScalarType.U32)
-    w = x.type.width
-    big = b.icmp_unsigned(">=", n, ir.IntType(32)(w))
-    nn = resize(b, b.select(big, ir.IntType(32)(w - 1), n), w, False)
-    if ins.opcode == "shl":
-        r = b.select(big, x.type(0), b.shl(x, nn))
-    elif _signed(t):
-        r = b.ashr(x, nn)                       # amount clamped to w-1: all sign bits
-    else:
-        r = b.select(big, x.type(0), b.lshr(x, nn))
+    cin = b.load(fl.cc) if ins.opcode == "madc" else None
+    r, cf = X.mad_cc(b, fl.read(a, t), fl.read(c, t), fl.read(e, t), cin, mode=_mode(ins), signed=_signed(t))
     fl.write(d, t, r)
+    if ins.opcode == "mad.cc" or "cc" in ins.modifiers:
+        b.store(cf, fl.cc)
+
+
+@lowers("mul24", "mad24")
+def _mul24(fl, ins):
+    t = _t(ins)
+    mode = _mode(ins)
+    if ins.opcode == "mul24":
+        _simple(fl, ins, lambda b, x, y: X.mul24(b, x, y, mode=mode, signed=_signed(t)), [t, t])
+    else:
+        _simple(fl, ins, lambda b, x, y, z: X.mad24(b, x, y, z, mode=mode, signed=_signed(t),
+                                                    sat="sat" in ins.modifiers), [t, t, t])
+
+
+@lowers("sad")
+def _sad(fl, ins):
+    t = _t(ins)
+    _simple(fl, ins, lambda b, x, y, z: X.sad(b, x, y, z, signed=_signed(t)), [t, t, t])
 
 
 @lowers("div", "rem")
-def _div(fl: FunctionLowering, ins: ptx.Instruction) -> None:
-    if _is_float_op(fl, ins):
+def _div(fl, ins):
+    if _float(fl, ins):
         return
-    _int_generic(fl, ins)
+    t = _t(ins)
+    fn = X.div if ins.opcode == "div" else X.rem
+    _simple(fl, ins, lambda b, x, y: fn(b, x, y, signed=_signed(t)), [t, t])
+
+
+@lowers("abs", "neg")
+def _abs_neg(fl, ins):
+    if _float(fl, ins):
+        return
+    t = _t(ins)
+    _simple(fl, ins, X.iabs if ins.opcode == "abs" else X.ineg, [t])
+
+
+@lowers("min", "max")
+def _minmax(fl, ins):
+    if _float(fl, ins):
+        return
+    t = _t(ins)
+    fn = X.imin if ins.opcode == "min" else X.imax
+    _simple(fl, ins, lambda b, x, y: fn(b, x, y, signed=_signed(t), relu="relu" in ins.modifiers, x2=t in X2), [t, t])
+
+
+@lowers("shl", "shr")
+def _shift(fl, ins):
+    t = _t(ins)
+    if ins.opcode == "shl":
+        _simple(fl, ins, X.shl, [t, U32])
+    else:
+        _simple(fl, ins, lambda b, x, n: X.shr(b, x, n, signed=_signed(t)), [t, U32])
+
+
+@lowers("popc", "clz")
+def _count(fl, ins):
+    _simple(fl, ins, X.popc if ins.opcode == "popc" else X.clz, [_t(ins)], U32)
+
+
+@lowers("brev")
+def _brev(fl, ins):
+    _simple(fl, ins, X.brev, [_t(ins)])
+
+
+@lowers("bfind")
+def _bfind(fl, ins):
+    t = _t(ins)
+    _simple(fl, ins, lambda b, x: X.bfind(b, x, signed=_signed(t), shiftamt="shiftamt" in ins.modifiers), [t], U32)
+
+
+@lowers("fns")
+def _fns(fl, ins):
+    _simple(fl, ins, X.fns, [B32, U32, S32], B32)
+
+
+@lowers("bfe")
+def _bfe(fl, ins):
+    t = _t(ins)
+    _simple(fl, ins, lambda b, x, p, n: X.bfe(b, x, p, n, signed=_signed(t)), [t, U32, U32])
+
+
+@lowers("bfi")
+def _bfi(fl, ins):
+    t = _t(ins)
+    _simple(fl, ins, X.bfi, [t, t, U32, U32])
+
+
+@lowers("szext")
+def _szext(fl, ins):
+    t = _t(ins)
+    mode = ins.mod("clampwrap") or "wrap"
+    _simple(fl, ins, lambda b, x, n: X.szext(b, x, n, signed=_signed(t), mode=mode), [t, U32])
+
+
+@lowers("bmsk")
+def _bmsk(fl, ins):
+    mode = ins.mod("clampwrap") or "wrap"
+    _simple(fl, ins, lambda b, p, n: X.bmsk(b, p, n, mode=mode), [U32, U32], B32)
+
+
+@lowers("lop3")
+def _lop3(fl, ins):
+    t = _t(ins)
+    ops = ins.operands
+    lut = ops[4]
+    if not isinstance(lut, ptx.Immediate) or len(ops) != 5:
+        raise fl.unsupported(ins, "(lop3 with a predicate output or a non-constant table) has no LLVM lowering yet")
+    x, y, z = (fl.read(o, t) for o in ops[1:4])
+    fl.write(ops[0], t, X.lop3(fl.b, x, y, z, int(lut.value) & 0xFF))
+
+
+@lowers("shf")
+def _shf(fl, ins):
+    direction = ins.mod("shfdir") or ("l" if "l" in ins.modifiers else "r")
+    mode = ins.mod("clampwrap") or "wrap"
+    _simple(fl, ins, lambda b, lo, hi, n: X.shf(b, lo, hi, n, direction=direction, mode=mode), [B32, B32, U32], B32)
+
+
+@lowers("prmt")
+def _prmt(fl, ins):
+    mode = ins.mod("prmtmode")
+    _simple(fl, ins, lambda b, x, y, s: X.prmt(b, x, y, s, mode=mode), [B32, B32, B32], B32)
+
+
+@lowers("dp4a", "dp2a")
+def _dp(fl, ins):
+    at, bt = ins.types[0], ins.types[1]
+    out_t = S32 if (at.kind == "s" or bt.kind == "s") else U32
+    if ins.opcode == "dp4a":
+        fn = lambda b, x, y, z: X.dp4a(b, x, y, z, a_signed=at.kind == "s", b_signed=bt.kind == "s")  # noqa: E731
+    else:
+        mode = ins.mod("hilo") or "lo"
+        fn = lambda b, x, y, z: X.dp2a(b, x, y, z, a_signed=at.kind == "s", b_signed=bt.kind == "s", mode=mode)  # noqa: E731
+    _simple(fl, ins, fn, [B32, B32, out_t], out_t)
 
 
 @lowers("selp")
-def _selp(fl: FunctionLowering, ins: ptx.Instruction) -> None:
+def _selp(fl, ins):
     t = _t(ins)
     d, a, c, p = ins.operands
     fl.write(d, t, fl.b.select(fl.read(p, ScalarType.PRED), fl.read(a, t), fl.read(c, t)))
@@ -215,8 +282,17 @@ def combine(fl: FunctionLowering, ins: ptx.Instruction, p: ir.Value, c: ptx.Oper
     return getattr(fl.b, {"and": "and_", "or": "or_", "xor": "xor"}[boolop])(p, q)
 
 
+def write_pair(fl: FunctionLowering, dst: ptx.Operand, p: ir.Value, third, ins: ptx.Instruction) -> None:
+    b = fl.b
+    if isinstance(dst, ptx.Pair):
+        fl.write(dst.first, ScalarType.PRED, combine(fl, ins, p, third))
+        fl.write(dst.second, ScalarType.PRED, combine(fl, ins, b.not_(p), third))
+    else:
+        fl.write(dst, ScalarType.PRED, combine(fl, ins, p, third))
+
+
 @lowers("setp")
-def _setp(fl: FunctionLowering, ins: ptx.Instruction) -> None:
+def _setp(fl, ins):
     t = _t(ins)
     if t.kind == "f":
         from .float_ops import lower_setp_float
@@ -225,17 +301,7 @@ def _setp(fl: FunctionLowering, ins: ptx.Instruction) -> None:
     dst, a, c = ops[0], ops[1], ops[2]
     third = ops[3] if len(ops) > 3 else None
     op = ins.mod("cmp_int") or ins.mod("cmp_bit")
-    p = int_compare(fl, op, t, fl.read(a, t), fl.read(c, t))
-    write_pair(fl, dst, p, third, ins)
-
-
-def write_pair(fl: FunctionLowering, dst: ptx.Operand, p: ir.Value, third, ins: ptx.Instruction) -> None:
-    b = fl.b
-    if isinstance(dst, ptx.Pair):
-        fl.write(dst.first, ScalarType.PRED, combine(fl, ins, p, third))
-        fl.write(dst.second, ScalarType.PRED, combine(fl, ins, b.not_(p), third))
-    else:
-        fl.write(dst, ScalarType.PRED, combine(fl, ins, p, third))
+    write_pair(fl, dst, int_compare(fl, op, t, fl.read(a, t), fl.read(c, t)), third, ins)
 
 
 __all__ = ["int_compare", "combine", "write_pair", "I1"]

@@ -16,6 +16,8 @@ from . import lowers
 
 
 def space_of(ins: ptx.Instruction) -> str:
+    if ins.opcode == "ld.global.nc":
+        return "global"
     s = ins.mod("space")
     return "generic" if s is None else s.split("::")[0]
 
@@ -53,7 +55,7 @@ def _ordering(ins: ptx.Instruction) -> str | None:
     return None
 
 
-@lowers("ld", "ldu")
+@lowers("ld", "ldu", "ld.global.nc")
 def _ld(fl: FunctionLowering, ins: ptx.Instruction) -> None:
     t = ins.types[0]
     d, a = ins.operands[0], ins.operands[1]
