@@ -397,3 +397,29 @@ def test_slow_mul_exhaustive_row(fmt):
             got = run(k, a, c)
             assert got == [model_arith(op, (x, fixed), fmt, **kw) for x in xs], (op, kw, hex(fixed))
 
+
+
+# ---------------------------------------------------------------------------
+# differential: the interpreter's half models on the same operands
+
+@pytest.mark.parametrize("fmt", TYPES)
+def test_agrees_with_interpreter(fmt):
+    from ptxvm.interp import half as IH
+    ps = pairs(fmt, 120, 4)
+    a, c = u16([p[0] for p in ps]), u16([p[1] for p in ps])
+    ts = triples(fmt, 120, 4)
+    x, y, z = (u16([t[i] for t in ts]) for i in range(3))
+    for n_ops, ops in ((2, (a, c)), (3, (x, y, z))):
+        vs, run = arith_fn(fmt, n_ops, 0)
+        for k, (op, kw) in enumerate(vs):
+            fn = {"add": IH.add, "sub": IH.sub, "mul": IH.mul, "fma": IH.fma}[op]
+            assert run(k, *ops) == [int(v) for v in fn(*ops, fmt, **kw)], (op, kw)
+    run = minmax_fn(fmt, 0)
+    for k, (mn, nan, xs, ftz) in enumerate(minmax_variants()):
+        fn = IH.min_ if mn else IH.max_
+        assert run(k, a, c) == [int(v) for v in fn(a, c, fmt, nan=nan, xorsign_abs=xs, ftz=ftz)], (mn, nan, xs, ftz)
+    for j, (fn, ftz) in enumerate(itertools.product((IH.neg, IH.abs_), (False, True))):
+        assert run(len(minmax_variants()) + j, a, c) == [int(v) for v in fn(a, fmt, ftz=ftz)]
+    run = compare_fn(fmt, 0)
+    for k, (op, ftz) in enumerate(itertools.product(CMP, (False, True))):
+        assert run(k, a, c) == [int(v) for v in IH.setp(op, a, c, fmt, ftz=ftz)], (op, ftz)
