@@ -110,17 +110,27 @@ def layout(module: ir.Module, kernel: ir.Function, image: ModuleImage, dynamic_s
             else:
                 off = place(d, s.shared, off)
     local = 0
-    bodies = [kernel.body] + [f.body for f in module.functions.values()
-                              if f.body is not None and not f.is_kernel]
-    for st in (x for body in bodies for x in body.walk()):
-        if isinstance(st, ir.VarDecl):
-            if st.space is StateSpace.SHARED:
-                if st.size_bytes() is None:
-                    extern_shared.append(st)
-                else:
-                    off = place(st, s.shared, off)
-            elif st.space is StateSpace.LOCAL:
-                local = place(st, s.local, local)
+    funcs = [kernel] + [f for f in module.functions.values() if f.body is not None and not f.is_kernel]
+    for f in funcs:
+        frame: dict[str, int] = {}
+        frame_end, frame_align = 0, 16
+        for st in f.body.walk():
+            if isinstance(st, ir.VarDecl):
+                if st.space is StateSpace.SHARED:
+                    if st.size_bytes() is None:
+                        extern_shared.append(st)
+                    else:
+                        off = place(st, s.shared, off)
+                elif st.space is StateSpace.LOCAL:
+                    # One flat placement of every function's locals (what the host JIT reads) and,
+                    # for the interpreter, a call frame per function: each activation of a `.func`
+                    # (recursion included) gets its own copy of its `.local` variables.
+                    local = place(st, s.local, local)
+                    frame_end = place(st, frame, frame_end)
+                    frame_align = max(frame_align, st.align or 1)
+        s.local_frames[f.name] = frame
+        s.frame_bytes[f.name] = (frame_end + frame_align - 1) // frame_align * frame_align
+        s.frame_align[f.name] = frame_align
     dyn = (off + 15) // 16 * 16
     for d in extern_shared:
         s.shared[d.name] = dyn
@@ -159,6 +169,7 @@ def run_kernel(program: Program, geometry: Geometry, memory: DeviceMemory, param
         n = min(ctas_per_batch, geometry.ctas - first)
         b = Batch(geometry, first, n, memory, params, sym.shared_bytes, sym.local_bytes, dynamic_shared)
         b.program = program
+        b.stack_base = sym.frame_bytes.get(program.kernel.name, 0)     # first `.func` frame
         base = first * tpc
         b.trace = np.array(sorted(t - base for t in trace if base <= t < base + b.n), dtype=np.int64) \
             if trace else None

@@ -58,6 +58,12 @@ class Symbols:
     functions: dict[str, int] = field(default_factory=dict)    # name -> function "address"
     shared_bytes: int = 0
     local_bytes: int = 0
+    # Call frames (interpreter): per function, its `.local` variables' offsets in its frame, the
+    # frame's size and alignment. A kernel's frame starts at local offset 0; a `.func`'s at the
+    # stack pointer of the calling thread when it is called.
+    local_frames: dict[str, dict[str, int]] = field(default_factory=dict)
+    frame_bytes: dict[str, int] = field(default_factory=dict)
+    frame_align: dict[str, int] = field(default_factory=dict)
     dynamic_shared_at: int = 0                                 # offset of `.extern .shared` arrays
 
 
@@ -191,8 +197,12 @@ def reader(ctx: CompileContext, op: ir.Operand, t: ScalarType, ins: ir.Instructi
         c = _imm_bits(op, t)
         return lambda b, lanes: np.full(lanes.shape, c)
     if isinstance(op, ir.Symbol):
+        ut = UINT[max(t.bits, 8)]
+        off = frame_offset(ctx, op.name)
+        if off is not None:
+            return lambda b, lanes: (b.take(b.fp, lanes) + off).astype(ut)
         addr = symbol_address(ctx, op.name, ins)
-        c = UINT[max(t.bits, 8)](addr & ((1 << max(t.bits, 8)) - 1))
+        c = ut(addr & ((1 << max(t.bits, 8)) - 1))
         return lambda b, lanes: np.full(lanes.shape, c)
     raise ctx.unsupported(ins, f"operand `{op}` cannot be read as a value here")
 
@@ -277,9 +287,20 @@ def _special(ctx: CompileContext, r: ir.Register, t: ScalarType, ins: ir.Instruc
     raise ctx.unsupported(ins, f"reads special register `{r}`, which the interpreter does not provide")
 
 
+def frame_offset(ctx: CompileContext, name: str) -> int | None:
+    """For a `.local` variable of a `.func` being compiled: its offset in the function's call frame
+    (its address is the executing thread's frame pointer plus that). None for anything else."""
+    if ctx.function is ctx.kernel:
+        return None
+    return ctx.symbols.local_frames.get(ctx.function.name, {}).get(name)
+
+
 def symbol_address(ctx: CompileContext, name: str, ins: ir.Instruction, space: str | None = None) -> int:
     """The address of a named variable in its own state space (or ``space`` if given)."""
     s = ctx.symbols
+    kernel_local = s.local_frames.get(ctx.kernel.name, {}).get(name)
+    if kernel_local is not None and ctx.function is ctx.kernel:
+        return kernel_local
     if name in s.params:
         return s.params[name] if space == "param" else PARAM_BASE + s.params[name]
     if name in s.shared:
@@ -299,6 +320,9 @@ def address(ctx: CompileContext, a: ir.Address, space: str, ins: ir.Instruction)
     if a.base is None:
         return lambda b, lanes: np.full(lanes.shape, off)
     if isinstance(a.base, ir.Symbol):
+        frame = frame_offset(ctx, a.base.name)
+        if frame is not None:
+            return lambda b, lanes: b.take(b.fp, lanes).astype(np.uint64) + np.uint64(frame) + off
         base = np.uint64(symbol_address(ctx, a.base.name, ins, space))
         return lambda b, lanes: np.full(lanes.shape, base + off)
     hit = ctx.register(a.base)

@@ -20,6 +20,7 @@ from .memory import (
 PARAM_BASE = 0x3_0000_0000
 PARAM_LIMIT = 0x3_0001_0000
 WARP = 32
+STACK_LIMIT = 512 << 10              # bytes of local memory per thread (kernel locals + call frames)
 
 UINT = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
 SINT = {8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}
@@ -81,6 +82,7 @@ class Batch:
         self.depth = np.zeros(n, dtype=np.int64)
         self.frames: list[dict] = []
         self.printed: list[tuple[int, str]] = []      # (thread, text) of printf, in execution order
+        self.stack_base = 0                  # local offset where the first `.func` frame starts
 
     # Thread geometry, computed on first use (a 2^20-thread batch need not pay for unused ones).
     @cached_property
@@ -153,6 +155,35 @@ class Batch:
         tpc = self.geometry.threads_per_cta
         pop = np.minimum(WARP, tpc - self.warpid.astype(np.int64) * WARP)
         return WARP / pop
+
+    # ------------------------------------------------------------ call frames
+    # Each thread's local window is a stack: the kernel's `.local` variables at offset 0, then one
+    # frame per active `.func` call. ``fp`` is the frame base of the function a thread runs now,
+    # ``sp`` the end of its last frame (calls.py pushes and pops them).
+    @cached_property
+    def fp(self) -> np.ndarray:
+        return np.zeros(self.n, dtype=np.int64)
+
+    @cached_property
+    def sp(self) -> np.ndarray:
+        return np.full(self.n, self.stack_base, dtype=np.int64)
+
+    def grow_local(self, need: int, lane: int) -> None:
+        """Widen every thread's local window to at least ``need`` bytes (deeper call frames)."""
+        if need <= self.local_bytes:
+            return
+        if need > STACK_LIMIT:
+            raise MemoryFault(f"stack overflow: the call frames need {need} bytes of local memory per "
+                              f"thread; the interpreter's limit is {STACK_LIMIT} (endless recursion?)",
+                              lane, LOCAL_BASE + need, "local")
+        old = self.local_bytes
+        new = min(max(need, 2 * old, 256), STACK_LIMIT)
+        new = (new + 15) // 16 * 16
+        grown = np.zeros((self.n, new), dtype=np.uint8)
+        if old:
+            grown[:, :old] = self.local.reshape(self.n, max(old, 16))[:, :old]
+        self.local = grown.reshape(-1)
+        self.local_bytes = new
 
     # ------------------------------------------------------------ lane selection
     # ``lanes`` is an index array of threads; the batch's own ``all`` array (every

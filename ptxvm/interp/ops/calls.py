@@ -133,9 +133,12 @@ def _enter(b, lanes, site: int, name: str, binding) -> None:
     for d in np.unique(b.depth[lanes]):
         sub = lanes[b.depth[lanes] == d]
         while len(b.frames) <= d:
-            b.frames.append({"site": np.zeros(b.n, dtype=np.int64), "callee": {}, "saved": {}})
+            b.frames.append({"site": np.zeros(b.n, dtype=np.int64), "fp": np.zeros(b.n, dtype=np.int64),
+                             "sp": np.zeros(b.n, dtype=np.int64), "callee": {}, "saved": {}})
         level = b.frames[int(d)]
         level["site"][sub] = site
+        level["fp"][sub] = b.fp[sub]          # the caller's frame and stack pointers, back at `ret`
+        level["sp"][sub] = b.sp[sub]
         # Save what the callee may overwrite, for a recursive outer activation.
         for key, kind in prog.function_keys.get(name, ()):
             cur = b.pbufs.get(key) if kind == "pvar" else b.regs.get(key)
@@ -148,6 +151,17 @@ def _enter(b, lanes, site: int, name: str, binding) -> None:
     for src, dst in arg_pairs:
         _copy(b, lanes, src, dst)
     b.depth[lanes] += 1
+    # Push the callee's call frame (its `.local` variables) on each lane's local stack.
+    size = prog.symbols.frame_bytes.get(name, 0)
+    if size:
+        align = prog.symbols.frame_align.get(name, 16)
+        base = (b.sp[lanes] + align - 1) // align * align
+        b.fp[lanes] = base
+        b.sp[lanes] = base + size
+        top = int(np.argmax(b.sp[lanes]))
+        b.grow_local(int(b.sp[lanes][top]), int(lanes[top]))
+    else:
+        b.fp[lanes] = b.sp[lanes]
 
 
 @impl("ret")
@@ -175,6 +189,9 @@ def _ret(ctx: CompileContext, ins: ir.Instruction):
                 results.extend((sub, caller, _get(b, callee)[sub].copy()) for caller, callee in ret_pairs)
                 new_pc[sel] = site + 1
             sub_all = lanes[sel_d]
+            # Pop the callee's frame: the caller's frame and stack pointers are current again.
+            b.sp[sub_all] = level["sp"][sub_all]
+            b.fp[sub_all] = level["fp"][sub_all]
             for key, kind in prog.function_keys.get(name, ()):
                 saved = level["saved"].get(key)
                 if saved is not None:
