@@ -31,6 +31,7 @@ from .fp_core import (
     FMT32,
     FMT64,
     I32,
+    Fmt,
     all_,
     check_rnd,
     clamp_i32,
@@ -70,7 +71,7 @@ __all__ = [
 ]
 
 
-def _same(what: str, *xs: ir.Value):
+def _same(what: str, *xs: ir.Value) -> Fmt:
     fmt = fmt_of(xs[0], what)
     for x in xs[1:]:
         if fmt_of(x, what) is not fmt:

@@ -12,6 +12,7 @@ from llvmlite import ir
 from ..errors import UnsupportedError
 from .fp_core import (
     FMT32,
+    Fmt,
     fabs_,
     fbits,
     fc,
@@ -26,7 +27,7 @@ from .fp_core import (
 )
 
 
-def _pair(what: str, x: ir.Value, y: ir.Value):
+def _pair(what: str, x: ir.Value, y: ir.Value) -> Fmt:
     fmt = fmt_of(x, what)
     if fmt_of(y, what) is not fmt:
         raise UnsupportedError(f"{what}: operands of different float types")
