@@ -76,6 +76,7 @@ def _half_binary(ctx, ins, srcs, dst, n_src):
         kw["relu"] = ins.has("relu")
     if ins.opcode in ("min", "max"):
         kw["nan"] = ins.has("NaN")
+        kw["xorsign_abs"] = ins.has("xorsign")
     ut = UINT[ins.types[0].bits]
 
     def run(b, lanes):
@@ -205,6 +206,8 @@ def _minmax(fn_i, fn_f):
     def build(ctx, ins):
         t = ins.types[0]
         if t.kind == "f":
+            if t.value not in _HALF_TYPES and (ins.has("xorsign") or ins.has("abs") or len(ins.operands) > 3):
+                raise ctx.unsupported(ins, "(.xorsign.abs / .abs / three-input f32 forms) is not executable yet")
             nan = ins.has("NaN")
             return _binary(ctx, ins, None, lambda a, b, rnd, ftz, sat: fn_f(a, b, ftz=ftz, nan=nan)), 0, -1
         return _binary(ctx, ins, fn_i), 0, -1
@@ -296,7 +299,8 @@ def _compare(ctx, ins, t=None):
     t = t or ins.types[0]
     op = next(m for m in ins.modifiers if m in _INT_CMP or m in ("equ", "neu", "ltu", "leu", "gtu", "geu",
                                                                    "num", "nan"))
-    if t.value in ("f16", "bf16"):
+    if t.value in _HALF_TYPES:
+        # Packed x2 types give a pair (lower halves, upper halves) of results (§9.7.7).
         use_ftz = ins.has("ftz")
         return lambda a, b: half.setp(op, a, b, t.value, ftz=use_ftz)
     if t.kind == "f":
@@ -329,6 +333,19 @@ def _setp(ctx, ins):
     else:
         p, q = writer(ctx, d, ScalarType.PRED, ins), None
     comb = _BOOL.get(boolop)
+    if t.value in ("f16x2", "bf16x2"):
+        # `setp.CmpOp{.BoolOp}.f16x2 p|q, a, b{, {!}c}`: p for the lower halves, q for the upper.
+        if q is None:
+            raise ctx.unsupported(ins, "needs two predicate destinations `p|q` (one per half)")
+
+        def run_x2(b, lanes):
+            lo, hi = cmp(a(b, lanes), b_(b, lanes))
+            if comb is not None:
+                cv = c(b, lanes)
+                lo, hi = comb(lo, cv), comb(hi, cv)
+            p(b, lanes, lo)
+            q(b, lanes, hi)
+        return run_x2, 0, -1
 
     def run(b, lanes):
         r = cmp(a(b, lanes), b_(b, lanes))
@@ -352,15 +369,33 @@ def _set(ctx, ins):
     """`set.CmpOp{.BoolOp}.dtype.stype d, a, b{, {!}c}` (PTX ISA §9.7.7.3): like setp, but the
     result is written as a value: all ones / zero for integer types, 1.0 / 0.0 for floats."""
     dt, st = ins.types[0], ins.types[1]
-    if dt.value not in ("u32", "s32", "b32", "f32", "f16", "bf16"):
+    if dt.value not in ("u16", "s16", "u32", "s32", "b32", "f32", "f16", "bf16", "f16x2", "bf16x2"):
         raise ctx.unsupported(ins, "is not executable yet")
+    packed = st.value in ("f16x2", "bf16x2")
+    if packed != (dt.value in ("f16x2", "bf16x2")) and not (packed and dt.value in ("u32", "s32")) \
+            or dt.value.endswith("x2") and dt.value != st.value:
+        # §9.7.7.1: packed sources give .u32/.s32 or the same packed type; packed results need them.
+        raise ctx.unsupported(ins, f"(.{dt.value} results of .{st.value} comparisons) is not a form of `set`")
     cmp = _compare(ctx, ins, st)
     a, b_ = (reader(ctx, o, st, ins) for o in ins.operands[1:3])
     boolop = next((m for m in ins.modifiers if m in _BOOL), None)
     c = reader(ctx, ins.operands[3], ScalarType.PRED, ins) if boolop else None
     dst = writer(ctx, ins.operands[0], dt, ins)
-    true = _SET_TRUE.get(dt.value, np.uint32(0xFFFFFFFF))
     comb = _BOOL.get(boolop)
+    if packed:
+        # Each 16-bit half of d gets its own result: 1.0 in the packed type, or all ones for
+        # .u32/.s32 (0xffff per half).
+        one = np.uint32(_SET_TRUE.get(dt.value[:-2], np.uint16(0xFFFF)))
+
+        def run_x2(b, lanes):
+            lo, hi = cmp(a(b, lanes), b_(b, lanes))
+            if comb is not None:
+                cv = c(b, lanes)
+                lo, hi = comb(lo, cv), comb(hi, cv)
+            zero = np.uint32(0)
+            dst(b, lanes, np.where(lo, one, zero) | (np.where(hi, one, zero) << np.uint32(16)))
+        return run_x2, 0, -1
+    true = _SET_TRUE.get(dt.value, np.uint32(0xFFFFFFFF))
 
     def run(b, lanes):
         r = np.asarray(cmp(a(b, lanes), b_(b, lanes)), dtype=bool)
