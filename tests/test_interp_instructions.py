@@ -1592,24 +1592,61 @@ def test_match_sync(mode, t):
                 assert (d[w0 + k], p[w0 + k]) == ((mask(32) if alleq else 0), int(alleq)), (t, k)
 
 
+VABSDIFF4_A = [0x80808080, 0x7F7F7F7F, 0xFFFFFFFF, 0, 0x01FF7F80, 0x807F01FF]
+VABSDIFF4_B = [0x7F7F7F7F, 0x80808080, 0, 0xFFFFFFFF, 0xFF017F80, 0x7F80FF01]
+VABSDIFF4_C = [0x7FFFFF00, 0xFFFFFFFF, 0x80000000, 0x7FFFFFFF, 0x12345678, 0]
+
+
+def _vabsdiff4_lanes(seed: str):
+    rng = random.Random(seed)
+    av = [rng.getrandbits(32) for _ in range(NT)] + VABSDIFF4_A
+    bv = [rng.getrandbits(32) for _ in range(NT)] + VABSDIFF4_B
+    cv = [rng.getrandbits(32) for _ in range(NT)] + VABSDIFF4_C
+    return av, bv, cv
+
+
+def _bytes_of(x, t):
+    """The four bytes of x, sign-extended for .s32 operands (PTX ISA 9.7.18.2.3: extractAndSignExt_4)."""
+    return [tv((x >> (8 * k)) & 0xFF, t[0] + "8") for k in range(4)]
+
+
 @pytest.mark.parametrize("t", ["u32", "s32"])
 def test_vabsdiff4_add(t):
-    """vabsdiff4 with the secondary accumulate (.add) operation: c + sum of |a_i - b_i| over bytes."""
-    sat = False
-    rng = random.Random(t + str(sat))
-    av = [rng.getrandbits(32) for _ in range(NT)] + [0x80808080, 0x7F7F7F7F, 0xFFFFFFFF, 0]
-    bv = [rng.getrandbits(32) for _ in range(NT)] + [0x7F7F7F7F, 0x80808080, 0, 0xFFFFFFFF]
-    cv = [rng.getrandbits(32) for _ in range(NT)] + [0x7FFFFF00, 0xFFFFFFFF, 0x80000000, 0x7FFFFFFF]
-    s = ".sat" if sat else ""
-    (d,), _ = run(f"vabsdiff4.{t}.{t}.{t}.add{s} %d, %a, %b, %c;", [("%a", "b32"), ("%b", "b32"), ("%c", "b32")],
-                  [("%d", "b32")], [av, bv, cv])
+    """vabsdiff4 with the secondary accumulate (.add) operation: d = c + sum of |a_i - b_i| over the
+    four byte lanes, wrapped to 32 bits (.sat is not allowed with .add, see below)."""
+    av, bv, cv = _vabsdiff4_lanes(t)
+    (d,), _ = run(f"vabsdiff4.{t}.{t}.{t}.add %d, %a, %b, %c;", [("%a", "b32"), ("%b", "b32"), ("%c", "b32")],
+                  [("%d", "b32")], [av, bv, cv], skip_unsupported=False)
     for i in range(len(av)):
-        bytes_ = lambda x: [tv((x >> (8 * k)) & 0xFF, t[0] + "8") for k in range(4)]  # noqa: E731
-        r = sum(abs(x - y) for x, y in zip(bytes_(av[i]), bytes_(bv[i]))) + tv(cv[i], t)
-        if sat:
-            lo, hi = (-(1 << 31), (1 << 31) - 1) if t[0] == "s" else (0, mask(32))
-            r = max(lo, min(hi, r))
-        assert d[i] == r & mask(32), (t, sat, hex(av[i]), hex(bv[i]), hex(cv[i]), hex(d[i]), hex(r & mask(32)))
+        r = sum(abs(x - y) for x, y in zip(_bytes_of(av[i], t), _bytes_of(bv[i], t))) + cv[i]
+        assert d[i] == r & mask(32), (t, hex(av[i]), hex(bv[i]), hex(cv[i]), hex(d[i]), hex(r & mask(32)))
+
+
+@pytest.mark.parametrize("t", ["u32", "s32"])
+def test_vabsdiff4_sat_merge(t):
+    """The SIMD merge form with .sat: each byte lane |a_i - b_i| clamped to the 8-bit dtype range
+    (0..255 for .u32, -128..127 for .s32; |.| is never negative), all four lanes written (default
+    mask .b3210, so c contributes nothing)."""
+    av, bv, cv = _vabsdiff4_lanes("sat" + t)
+    (d,), _ = run(f"vabsdiff4.{t}.{t}.{t}.sat %d, %a, %b, %c;", [("%a", "b32"), ("%b", "b32"), ("%c", "b32")],
+                  [("%d", "b32")], [av, bv, cv], skip_unsupported=False)
+    hi = 255 if t == "u32" else 127
+    for i in range(len(av)):
+        lanes = [min(abs(x - y), hi) for x, y in zip(_bytes_of(av[i], t), _bytes_of(bv[i], t))]
+        want = sum(v << (8 * k) for k, v in enumerate(lanes))
+        assert d[i] == want, (t, hex(av[i]), hex(bv[i]), hex(d[i]), hex(want))
+
+
+def test_vabsdiff4_add_sat_is_rejected_as_the_isa_says():
+    """PTX ISA 9.7.18.2.3: "Saturation cannot be used with the secondary accumulate operation".
+    The instruction table rejects the pair (`.sat`/`.add` share one exclusive group) and the
+    integer model refuses it rather than inventing a clamp."""
+    from ptxvm.interp import intops
+    with pytest.raises(ptxvm.PtxSemanticError, match=r"conflicting modifiers `\.add` and `\.sat`"):
+        run("vabsdiff4.u32.u32.u32.add.sat %d, %a, %b, %c;", [("%a", "b32"), ("%b", "b32"), ("%c", "b32")],
+            [("%d", "b32")], [[1], [2], [3]], skip_unsupported=False)
+    with pytest.raises(ValueError, match="cannot be used with the .add accumulate"):
+        intops.vabsdiff4(np.uint32(1), np.uint32(2), np.uint32(3), sat=True, add=True)
 
 
 def test_cvt_rna_tf32():

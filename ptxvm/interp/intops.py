@@ -31,7 +31,8 @@ Implementation-defined choices (the ISA leaves these open)
   sign-extended from bit 23 (9.7.1.6: "product of two 24-bit integer values").
 * ``fns`` with ``base > 31`` (undefined per 9.7.1.17): such lanes return
   ``0xFFFFFFFF`` (no bit found).
-* ``vabsdiff4 .add .sat`` clamps the final 32-bit sum to the ``dtype`` range.
+* ``vabsdiff4``: ``.sat`` and the ``.add`` accumulate are exclusive (9.7.18.2.3: saturation
+  cannot be used with the secondary accumulate operation); asking for both raises.
 """
 
 from __future__ import annotations
@@ -919,8 +920,10 @@ def vabsdiff4(a, b, c, atype: str = "u32", btype: str = "u32", dtype: str = "u32
     the lane result is saturated to the 8-bit ``dtype`` range if ``.sat``
     (else truncated to 8 bits) and written to the byte lanes enabled by
     ``mask``; disabled lanes take the bytes of ``c``.  With ``.add``: ``d = c
-    + sum of the lanes enabled by mask`` (32-bit; ``.sat`` clamps to the
-    ``dtype`` range)."""
+    + sum of the lanes enabled by mask``, wrapped to 32 bits.  The ISA forbids
+    ``.sat`` with ``.add``: that combination raises ``ValueError``."""
+    if sat and add:
+        raise ValueError("vabsdiff4: .sat cannot be used with the .add accumulate (PTX ISA 9.7.18.2.3)")
     sa = _is_signed32(atype)
     sb = _is_signed32(btype)
     sd = _is_signed32(dtype)
@@ -939,8 +942,6 @@ def vabsdiff4(a, b, c, atype: str = "u32", btype: str = "u32", dtype: str = "u32
         for i in range(4):
             if (mask >> i) & 1:
                 acc = acc + np.abs(lane(asel, i, sa) - lane(bsel, i, sb))
-        if sat:
-            acc = _clamp_to(acc, 32, sd)
         return _wrap(acc, 32)
     out = np.zeros(np.broadcast(src, cu).shape, np.int64)
     for i in range(4):

@@ -144,6 +144,8 @@ def _vabsdiff4(ctx, ins):
     if ins.has("min") or ins.has("max"):
         raise ctx.unsupported(ins, "(the .min/.max secondary operations) is not executable yet")
     add = ins.has("add")
+    if sat and add:       # the verifier rejects this first; the ISA forbids .sat with .add
+        raise ctx.unsupported(ins, "combines .sat with the .add accumulate, which PTX ISA 9.7.18.2.3 forbids")
     return _result(ctx, ins, ScalarType(dt), lambda a, b, c: intops.vabsdiff4(a, b, c, at, bt, dt, sat=sat, add=add),
                    ["b32", "b32", "b32"])
 
