@@ -29,6 +29,22 @@ from .state import Batch, Geometry
 DEFAULT_MAX_STEPS = 20_000_000
 FAIRNESS_PERIOD = 64                 # divergent steps between forward-progress turns
 DEFAULT_MEMORY_BUDGET = 4 << 30      # bytes of registers + windows per batch (24 GiB machines, shared)
+BUDGET_ENV = "PTXVM_INTERP_BATCH_BYTES"   # overrides the default per launch (smaller: more batches)
+
+
+def memory_budget_default() -> int:
+    """The batch budget when a launch names none: $PTXVM_INTERP_BATCH_BYTES, else 4 GiB."""
+    import os
+    raw = os.environ.get(BUDGET_ENV)
+    if not raw:
+        return DEFAULT_MEMORY_BUDGET
+    try:
+        value = int(raw, 0)
+    except ValueError:
+        raise ValueError(f"${BUDGET_ENV} must be a byte count, got {raw!r}") from None
+    if value <= 0:
+        raise ValueError(f"${BUDGET_ENV} must be positive, got {raw!r}")
+    return value
 
 
 @dataclass
@@ -156,10 +172,15 @@ def param_block(kernel: ir.Function, symbols: Symbols, values: list[bytes]) -> n
 
 def run_kernel(program: Program, geometry: Geometry, memory: DeviceMemory, params: np.ndarray,
                dynamic_shared: int = 0, max_steps: int = DEFAULT_MAX_STEPS,
-               memory_budget: int = DEFAULT_MEMORY_BUDGET, stats: LaunchStats | None = None,
+               memory_budget: int | None = None, stats: LaunchStats | None = None,
                out=None, trace: frozenset[int] | None = None) -> LaunchStats:
-    """Run every CTA of the launch; ``trace`` holds global linear thread ids to trace."""
+    """Run every CTA of the launch; ``trace`` holds global linear thread ids to trace.
+
+    CTAs run in batches of as many as fit ``memory_budget`` bytes of registers, shared and local
+    memory (default: :func:`memory_budget_default`); each batch runs to completion before the next.
+    """
     stats = stats or LaunchStats()
+    memory_budget = memory_budget or memory_budget_default()
     sym = program.symbols
     tpc = geometry.threads_per_cta
     regs = max(len(program.ops), 8)
