@@ -1,5 +1,5 @@
 """call / ret for `.func` functions, with per-thread frames, and the CUDA runtime builtins
-(`vprintf`, `__assertfail`) that nvcc declares `.extern` (PTX ISA §9.7.12.5-6).
+(`vprintf`, `__assertfail`, `malloc`, `free`) that nvcc declares `.extern` (PTX ISA §9.7.12.5-6).
 
 A call saves, for the calling lanes, the callee's current registers and
 parameter variables in the frame level of each lane's call depth (so
@@ -17,7 +17,8 @@ import numpy as np
 
 from ...ir import nodes as ir
 from ...ir.types import ScalarType, StateSpace
-from ..program import CompileContext, Control, reader
+from .. import heap
+from ..program import CompileContext, Control, reader, writer
 from . import impl
 
 
@@ -329,4 +330,41 @@ def _format(b, fmt_addr: int, args_addr: int, lane: int) -> str:
     return "".join(out)
 
 
-BUILTINS = {"vprintf": _vprintf, "__assertfail": _assertfail}
+def _ret_writer(ctx: CompileContext, ins, ret):
+    """Write a builtin's 64-bit result to the call's result (a `.param` variable or register)."""
+    if ret is None or not ret.elements:
+        return None
+    op = ret.elements[0]
+    pv = ctx.pvar(op.name) if isinstance(op, ir.Symbol) else None
+    if pv is not None:
+        key, size = pv
+
+        def write_param(b, lanes, value):
+            b.pbuf(key, size)[lanes, :8] = value.astype(np.uint64).reshape(-1, 1).view(np.uint8)
+        return write_param
+    w = writer(ctx, op, ScalarType.U64, ins)
+    return lambda b, lanes, value: w(b, lanes, value.astype(np.uint64))
+
+
+def _malloc(ctx: CompileContext, ins, ret, args):
+    """`malloc(size_t)` (CUDA's device heap, see ..heap): a fresh global block per calling lane."""
+    size = _arg_reader(ctx, ins, args, 0)
+    out = _ret_writer(ctx, ins, ret)
+
+    def run(b, lanes):
+        ptrs = heap.malloc(b.memory, size(b, lanes))
+        if out is not None:
+            out(b, lanes, ptrs)
+    return run
+
+
+def _free(ctx: CompileContext, ins, ret, args):
+    """`free(void *)`: release blocks from `malloc`; bad pointers fault (see ..heap)."""
+    ptr = _arg_reader(ctx, ins, args, 0)
+
+    def run(b, lanes):
+        heap.free(b.memory, ptr(b, lanes), lanes)
+    return run
+
+
+BUILTINS = {"vprintf": _vprintf, "__assertfail": _assertfail, "malloc": _malloc, "free": _free}
