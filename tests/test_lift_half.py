@@ -423,3 +423,86 @@ def test_agrees_with_interpreter(fmt):
     run = compare_fn(fmt, 0)
     for k, (op, ftz) in enumerate(itertools.product(CMP, (False, True))):
         assert run(k, a, c) == [int(v) for v in IH.setp(op, a, c, fmt, ftz=ftz)], (op, ftz)
+
+
+# ---------------------------------------------------------------------------
+# ex2.approx / tanh.approx: correctly rounded (what the interpreter returns)
+
+def _ref_approx(fn: str, h: int, fmt: str, ftz: bool) -> int:
+    """200-digit decimal evaluation rounded once (Fraction) to the format, RN."""
+    import decimal
+    if ftz:
+        h = ftz_in(h, fmt)
+    d = dec(h, fmt)
+    inf = 0x7C00 if fmt == "f16" else 0x7F80
+    if d[0] == "nan":
+        return NAN
+    if d[0] == "inf":
+        if fn == "ex2":
+            return 0 if d[1] else inf
+        return (0x8000 if d[1] else 0) | (0x3C00 if fmt == "f16" else 0x3F80)
+    x = d[1]
+    # far outside, the rounded result is known exactly: 2^x overflows (x >= 129 > log2 of
+    # every finite value) or is below a quarter of the smallest subnormal (x <= -140);
+    # |tanh(x)| > 1 - 2^-40 for |x| >= 20, nearer to 1 than any rounding boundary
+    if fn == "ex2" and x >= 129:
+        return inf
+    if fn == "ex2" and x <= -140:
+        return 0
+    if fn == "tanh" and abs(x) >= 20:
+        return (0x8000 if d[2] else 0) | (0x3C00 if fmt == "f16" else 0x3F80)
+    with decimal.localcontext() as ctx:
+        ctx.prec = 200
+        xd = decimal.Decimal(x.numerator) / decimal.Decimal(x.denominator)
+        if fn == "ex2":
+            if x == int(x):
+                v = Fraction(2) ** int(x)
+            else:
+                v = Fraction((xd * decimal.Decimal(2).ln()).exp())
+        elif x == 0:
+            return h
+        else:
+            e = (2 * xd).exp()
+            v = Fraction((e - 1) / (e + 1))
+    r = enc(v, fmt, "rn", neg_zero=d[2])
+    return ftz_in(r, fmt) if ftz else r
+
+
+APPROX = [("ex2", "f16", False), ("ex2", "bf16", True), ("tanh", "f16", False), ("tanh", "bf16", False)]
+
+
+@functools.cache
+def approx_fn(fn: str, t: str, ftz: bool, opt: int = 2):
+    if fn == "ex2":
+        return multi([lambda b, x: H.hex2_approx(b, x, type=t, ftz=ftz)], [t], opt=opt)
+    return multi([lambda b, x: H.htanh_approx(b, x, type=t)], [t], opt=opt)
+
+
+@pytest.mark.parametrize("fn,fmt,ftz", APPROX)
+def test_approx_exhaustive_vs_interpreter_and_sampled_reference(fn, fmt, ftz):
+    from ptxvm.interp import half as IH
+    xs = np.arange(0x10000, dtype=np.uint32).astype(np.uint16)
+    got = approx_fn(fn, fmt, ftz)(0, xs)
+    ref = IH.ex2_approx(xs, fmt, ftz=ftz) if fn == "ex2" else IH.tanh_approx(xs, fmt)
+    assert got == [int(v) for v in ref]
+    # an independent high-precision reference on a sample (every value: slow run)
+    sample = list(range(0, 0x10000, 97)) + _edges(fmt) + [0xCE40, 0xCE80, 0xCC00, 0x4B00, 0xC300, 0x4300]
+    assert [got[h] for h in sample] == [_ref_approx(fn, h, fmt, ftz) for h in sample]
+
+
+@pytest.mark.parametrize("fn,fmt,ftz", APPROX)
+def test_approx_packed(fn, fmt, ftz):
+    t = fmt + "x2"
+    rng = random.Random(11)
+    lo, hi = [rng.getrandbits(16) for _ in range(300)], [rng.getrandbits(16) for _ in range(300)]
+    got = approx_fn(fn, t, ftz, 0)(0, u32([a | c << 16 for a, c in zip(lo, hi)]))
+    scalar = approx_fn(fn, fmt, ftz)(0, np.arange(0x10000, dtype=np.uint32).astype(np.uint16))
+    assert got == [scalar[a] | scalar[c] << 16 for a, c in zip(lo, hi)]
+    assert scalar[0] == (0x3C00 if fmt == "f16" else 0x3F80) or fn == "tanh"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fn,fmt,ftz", APPROX)
+def test_slow_approx_exhaustive_reference(fn, fmt, ftz):
+    got = approx_fn(fn, fmt, ftz)(0, np.arange(0x10000, dtype=np.uint32).astype(np.uint16))
+    assert got == [_ref_approx(fn, h, fmt, ftz) for h in range(0x10000)]

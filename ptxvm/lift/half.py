@@ -283,3 +283,8 @@ def hcompare(b: ir.IRBuilder, x, y, op: str, *, type: str, ftz: bool = False):
 
 __all__ = ["hadd", "hsub", "hmul", "hfma", "hmin", "hmax", "hneg", "habs", "hcompare",
            "half_type", "split", "pack", "per_element", "to_f64", "two_sum", "round_f64"]
+
+
+from .half_approx import hex2_approx, htanh_approx  # noqa: E402  (it builds on the helpers above)
+
+__all__ += ["hex2_approx", "htanh_approx"]
