@@ -20,9 +20,9 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from lift_harness import elementwise
 from llvmlite import ir
 
-from lift_harness import elementwise
 from ptxvm import UnsupportedError
 from ptxvm.lift import cvt as C
 
@@ -279,7 +279,7 @@ def values(src: str, n_random: int = 24, seed: int = 1) -> list[int]:
             if FM[t][0] >= p:
                 continue
             pt, ebt = FM[t]
-            big = Fraction(2) ** ((1 << (ebt - 1))) * (1 - Fraction(1, 2 ** (pt + 1)))   # max + half ulp
+            big = Fraction(2) ** (1 << (ebt - 1)) * (1 - Fraction(1, 2 ** (pt + 1)))   # max + half ulp
             tiny = Fraction(2) ** (2 - (1 << (ebt - 1)) - pt)                          # half the min subnormal
             for v in (big, tiny, 3 * tiny):
                 c = enc(v, src, "rn")
@@ -307,35 +307,35 @@ def variant_list(src: str, full: bool = False) -> list[dict]:
     if src in INTS:
         for dst in INTS:
             for sat in (False, True):
-                out.append(dict(dst=dst, sat=sat))
+                out.append({"dst": dst, "sat": sat})
         for dst in FLOATS:
             for rnd in [None] + RNDS:
-                out.append(dict(dst=dst, rnd=rnd))
+                out.append({"dst": dst, "rnd": rnd})
             for rnd in (RNDS if full else ("rn", "rz")):
-                out.append(dict(dst=dst, rnd=rnd, sat=True))
+                out.append({"dst": dst, "rnd": rnd, "sat": True})
         return out
     ftz_src = src != "f64"
     for dst in INTS if full else [t for t in INTS if t[0] != "b" or t == "b32"]:
         for rnd in [None] + IRNDS:
-            out.append(dict(dst=dst, rnd=rnd))
+            out.append({"dst": dst, "rnd": rnd})
             if ftz_src and (full or rnd in ("rmi", "rpi")):
-                out.append(dict(dst=dst, rnd=rnd, ftz=True))
+                out.append({"dst": dst, "rnd": rnd, "ftz": True})
     for dst in FLOATS:
         half = dst in ("f16", "bf16")
         modes = [None] + RNDS + (["rna"] if half else []) + IRNDS
         for rnd in modes:
-            out.append(dict(dst=dst, rnd=rnd))
+            out.append({"dst": dst, "rnd": rnd})
             if full or rnd in (None, "rn", "rm", "rp", "rni"):
-                out.append(dict(dst=dst, rnd=rnd, sat=True))
+                out.append({"dst": dst, "rnd": rnd, "sat": True})
             if "f32" in (src, dst) and (full or rnd not in ("rz", "rna", "rzi")):
-                out.append(dict(dst=dst, rnd=rnd, ftz=True))
+                out.append({"dst": dst, "rnd": rnd, "ftz": True})
             if half and (full or rnd in ("rn", "rz", "rm", "rp", "rna")):
-                out.append(dict(dst=dst, rnd=rnd, satfinite=True))
+                out.append({"dst": dst, "rnd": rnd, "satfinite": True})
             if half and (full or rnd in ("rn", "rm")):
-                out.append(dict(dst=dst, rnd=rnd, relu=True))
-                out.append(dict(dst=dst, rnd=rnd, relu=True, satfinite=True))
+                out.append({"dst": dst, "rnd": rnd, "relu": True})
+                out.append({"dst": dst, "rnd": rnd, "relu": True, "satfinite": True})
     if src == "f32":
-        out.append(dict(dst="tf32", rnd="rna"))
+        out.append({"dst": "tf32", "rnd": "rna"})
     return out
 
 
@@ -462,7 +462,7 @@ def test_pack_x2_operand_order_and_modes():
     ys = list(reversed(xs))
     for dst in ("f16x2", "bf16x2"):
         for kw in ({}, {"rnd": "rz"}, {"relu": True}, {"satfinite": True}, {"rnd": "rz", "relu": True, "satfinite": True}):
-            run = multi([lambda b, x, y, kw=kw: C.cvt_pack_x2(b, x, y, dst=dst, **kw)], ["f32", "f32"])
+            run = multi([lambda b, x, y, kw=kw, dst=dst: C.cvt_pack_x2(b, x, y, dst=dst, **kw)], ["f32", "f32"])
             got = run(0, np_bits(xs, "f32"), np_bits(ys, "f32"))
             d = dst[:-2]
             want = [(model_cvt(x, dst=d, src="f32", **kw) << 16) | model_cvt(y, dst=d, src="f32", **kw)
@@ -471,15 +471,15 @@ def test_pack_x2_operand_order_and_modes():
 
 
 @pytest.mark.parametrize("kw", [
-    dict(dst="e4m3x2", src="f32", rnd="rn", satfinite=True),
-    dict(dst="tf32", src="f32", rnd="rn"),
-    dict(dst="tf32", src="f32", rnd="rna", satfinite=True),
-    dict(dst="s32", src="f32", rnd="rn", relu=True),
-    dict(dst="f32", src="f64", rnd="rn", relu=True),
-    dict(dst="f32", src="f64", rnd="rna"),
-    dict(dst="f32", src="s32", rnd="rni"),
-    dict(dst="s32", src="u32", rnd="rn"),
-    dict(dst="f16x2", src="f32"),
+    {"dst": "e4m3x2", "src": "f32", "rnd": "rn", "satfinite": True},
+    {"dst": "tf32", "src": "f32", "rnd": "rn"},
+    {"dst": "tf32", "src": "f32", "rnd": "rna", "satfinite": True},
+    {"dst": "s32", "src": "f32", "rnd": "rn", "relu": True},
+    {"dst": "f32", "src": "f64", "rnd": "rn", "relu": True},
+    {"dst": "f32", "src": "f64", "rnd": "rna"},
+    {"dst": "f32", "src": "s32", "rnd": "rni"},
+    {"dst": "s32", "src": "u32", "rnd": "rn"},
+    {"dst": "f16x2", "src": "f32"},
 ])
 def test_unsupported_forms_raise(kw):
     src_ty = ir.IntType(32) if kw["src"] != "f64" else ir.DoubleType()
@@ -497,7 +497,8 @@ def test_unsupported_forms_raise(kw):
 
 def _interp_cvt(xs: list[int], src: str, dst: str, rnd=None, ftz=False, sat=False, **_) -> list[int]:
     """The interpreter's cvt models, dispatched as ptxvm/interp/ops/move.py dispatches them."""
-    from ptxvm.interp import half as IH, numerics as IN
+    from ptxvm.interp import half as IH
+    from ptxvm.interp import numerics as IN
     from ptxvm.interp.ops.move import _int_to_int
     from ptxvm.ir.types import ScalarType
     a = np_bits(xs, src)

@@ -20,11 +20,11 @@ from fractions import Fraction
 import numpy as np
 import pytest
 from llvmlite import ir
+from test_half import BF16_EDGES, CMP, F16_EDGES
+from test_lift_cvt import dec, enc, m_sat, multi
 
 from ptxvm import UnsupportedError
 from ptxvm.lift import half as H
-from test_half import BF16_EDGES, CMP, F16_EDGES
-from test_lift_cvt import dec, enc, m_sat, multi
 
 TYPES = ["f16", "bf16"]
 NAN = 0x7FFF
@@ -264,7 +264,7 @@ def minmax_fn(t: str, opt: int):
     for mn, nan, xs, ftz in minmax_variants():
         fn = H.hmin if mn else H.hmax
         fns.append(functools.partial(lambda b, x, y, fn, kw: fn(b, x, y, type=t, **kw), fn=fn,
-                                     kw=dict(nan=nan, xorsign_abs=xs, ftz=ftz)))
+                                     kw={"nan": nan, "xorsign_abs": xs, "ftz": ftz}))
     for fn in (H.hneg, H.habs):
         for ftz in (False, True):
             fns.append(functools.partial(lambda b, x, y, fn, ftz: fn(b, x, type=t, ftz=ftz), fn=fn, ftz=ftz))
@@ -304,7 +304,7 @@ def test_min_max_packed(fmt):
     x, y = u32([lo | hi << 16 for lo, hi in zip(hs[0], hs[1])]), u32([lo | hi << 16 for lo, hi in zip(hs[2], hs[3])])
     run = minmax_fn(t, 0)
     for k, (mn, nan, xs, ftz) in enumerate(minmax_variants()):
-        def m(p, q):
+        def m(p, q, mn=mn, nan=nan, xs=xs, ftz=ftz):
             return model_minmax(ftz_in(p, fmt) if ftz else p, ftz_in(q, fmt) if ftz else q, fmt, mn, nan, xs)
         got = run(k, x, y)
         assert got == [m(a0, b0) | m(a1, b1) << 16 for a0, a1, b0, b1 in zip(*hs)], (mn, nan, xs, ftz)

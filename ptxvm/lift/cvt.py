@@ -38,8 +38,25 @@ from llvmlite import ir
 
 from ..errors import UnsupportedError
 from .cvt_bits import (
-    F32, F64, FMTS, IRNDS, RNDS, Fmt, I64, c64, const, decode, flush_subnormal, from_bits,
-    relu as relu_bits, rint_bits, round_pack, saturate, shift_round, to_bits, umin,
+    F32,
+    F64,
+    FMTS,
+    I64,
+    IRNDS,
+    RNDS,
+    Fmt,
+    apply_relu,
+    c64,
+    const,
+    decode,
+    flush_subnormal,
+    from_bits,
+    rint_bits,
+    round_pack,
+    saturate,
+    shift_round,
+    to_bits,
+    umin,
 )
 
 _IRND_ALIAS = {"rn": "rni", "rz": "rzi", "rm": "rmi", "rp": "rpi"}
@@ -113,7 +130,7 @@ def cvt(b: ir.IRBuilder, x: ir.Value, *, dst: str, src: str, rnd: str | None = N
     if sat:
         out = saturate(b, out, df)
     if relu:
-        out = relu_bits(b, out, df)
+        out = apply_relu(b, out, df)
     return from_bits(b, out, df)
 
 

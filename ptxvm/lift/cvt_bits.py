@@ -21,7 +21,7 @@ Helpers (all emit branch-free code at the builder's position):
   (``rni`` ties to even, ``rzi``, ``rmi``, ``rpi``), signed zeros kept.
 * ``flush_subnormal(b, bits, fmt)``: ``.ftz`` on an operand (sign-preserving zero).
 * ``saturate(b, bits, fmt, is_nan)``: ``.sat``, clamp to [+0.0, 1.0], NaN and -0 to +0.
-* ``relu(b, bits, fmt, is_nan)``: negative non-NaN values (and -0) to +0.
+* ``apply_relu(b, bits, fmt, is_nan)``: negative non-NaN values (and -0) to +0.
 """
 
 from __future__ import annotations
@@ -291,7 +291,7 @@ def saturate(b: ir.IRBuilder, bits, fmt: Fmt, is_nan=None):
     return b.select(b.or_(is_nan, neg), const(ty, 0), r)
 
 
-def relu(b: ir.IRBuilder, bits, fmt: Fmt, is_nan=None):
+def apply_relu(b: ir.IRBuilder, bits, fmt: Fmt, is_nan=None):
     """``.relu``: negative results and -0 -> +0.0; NaN stays NaN."""
     ty = fmt.ty
     if is_nan is None:

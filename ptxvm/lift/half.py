@@ -35,14 +35,25 @@ Min, max, comparisons, neg and abs are integer code on the bit patterns.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from llvmlite import ir
 
 from ..errors import UnsupportedError
 from .cvt_bits import (
-    BF16, F16, F64, I1, I64, Fmt, c64, const, decode, flush_subnormal, relu as relu_bits,
-    round_pack, saturate,
+    BF16,
+    F16,
+    F64,
+    I1,
+    I64,
+    Fmt,
+    apply_relu,
+    c64,
+    const,
+    decode,
+    flush_subnormal,
+    round_pack,
+    saturate,
 )
 
 I16 = ir.IntType(16)
@@ -128,7 +139,7 @@ def round_f64(b: ir.IRBuilder, s, t, fmt: Fmt, *, ftz: bool = False, sat: bool =
     if sat:
         out = saturate(b, out, fmt, d.is_nan)
     if relu:
-        out = relu_bits(b, out, fmt, d.is_nan)
+        out = apply_relu(b, out, fmt, d.is_nan)
     return out
 
 
@@ -281,10 +292,26 @@ def hcompare(b: ir.IRBuilder, x, y, op: str, *, type: str, ftz: bool = False):
     return per_element(b, packed, one, x, y)
 
 
-__all__ = ["hadd", "hsub", "hmul", "hfma", "hmin", "hmax", "hneg", "habs", "hcompare",
-           "half_type", "split", "pack", "per_element", "to_f64", "two_sum", "round_f64"]
+__all__ = [
+    "habs",
+    "hadd",
+    "half_type",
+    "hcompare",
+    "hfma",
+    "hmax",
+    "hmin",
+    "hmul",
+    "hneg",
+    "hsub",
+    "pack",
+    "per_element",
+    "round_f64",
+    "split",
+    "to_f64",
+    "two_sum",
+]
 
 
-from .half_approx import hex2_approx, htanh_approx  # noqa: E402  (it builds on the helpers above)
+from .half_approx import hex2_approx, htanh_approx
 
 __all__ += ["hex2_approx", "htanh_approx"]
