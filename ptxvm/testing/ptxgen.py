@@ -1,0 +1,142 @@
+"""Random PTX programs for differential fuzzing of ptxvm's executors.
+
+    from hypothesis import given
+    from ptxvm.testing.ptxgen import kernels, check_agreement
+
+    @given(kernels())
+    def test_executors_agree(gk):
+        check_agreement(gk)          # interp vs cpu (the host JIT), when available
+
+:func:`kernels` is a hypothesis strategy of :class:`GeneratedKernel`: a PTX
+module that is valid by construction (declared and initialised registers, the
+instruction forms ``isa/instructions.toml`` marks supported with the ISA's
+combination rules applied, bounded loops, in-bounds aligned addresses,
+barriers and warp-synchronous instructions only in CTA-uniform code, no data
+races), plus its launch and input arrays.  :func:`check_agreement` runs it on
+every available executor and demands bit-identical outputs, except the
+``.approx`` records, compared within the PTX ISA's error bounds.
+
+The pieces: ``ptxgen_isa`` (templates from the table), ``ptxgen_strategies``
+(hypothesis draws), ``ptxgen_program`` (program data and memory layout),
+``ptxgen_render`` (PTX text), ``ptxgen_values`` (input bit patterns),
+``ptxgen_refusals`` (forms left out, with reasons), ``ptxgen_compare``
+(the comparison and its report).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from hypothesis import strategies as st
+
+from .ptxgen_compare import compare_runs, listing
+from .ptxgen_kernel import KERNEL, render_kernel
+from .ptxgen_program import GLOBAL_COUNTER_OPS, OWN_WORDS, Layout, pool_order
+from .ptxgen_strategies import program
+from .ptxgen_values import small_float_bits, words
+
+GRIDS = ((1, 1, 1), (2, 1, 1), (1, 2, 1))
+BLOCKS = ((32, 1, 1), (64, 1, 1), (16, 4, 1))
+ARG_NAMES = ("in", "out", "mem", "apx")
+
+
+@dataclass(frozen=True, eq=False)
+class GeneratedKernel:
+    ptx: str
+    kernel: str
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    args: tuple                          # numpy arrays, passed in this order
+    outputs: tuple[int, ...]             # indices of args whose final contents are compared
+    approx: bool                         # some outputs hold .approx results (compared within bounds)
+    approx_ops: tuple[str, ...] = ()     # per record slot of the apx array: the bound's key
+    approx_arg: int | None = None        # index of the apx array in args
+
+    @property
+    def layout(self) -> Layout:
+        return Layout(self.grid, self.block)
+
+    def listing(self) -> str:
+        return listing(self.ptx)
+
+    def _repr_pretty_(self, p, cycle: bool) -> None:
+        # hypothesis prints falsifying examples through this (IPython's protocol).
+        p.text(repr(self))
+
+    def __repr__(self) -> str:
+        n = self.ptx.count("\n")
+        return (f"GeneratedKernel({self.kernel}, grid={self.grid}, block={self.block}, {n} lines, "
+                f"approx={list(self.approx_ops)})\n{self.listing()}")
+
+
+def build_kernel(chunks, layout: Layout, seed: int) -> GeneratedKernel:
+    """Render ``chunks`` and make the launch's input arrays from ``seed``."""
+    ptx, approx_ops, _sm = render_kernel(chunks, layout)
+    rng = np.random.default_rng(seed)
+    T = layout.threads
+    a_in = words(rng, layout.in_words)
+    # Predicate registers load a word and test it against zero: mostly 0/1 so both
+    # outcomes are common (and divergence within a warp is the rule).
+    for k, (cls, _) in enumerate(pool_order()):
+        if cls == "p":
+            a_in[k * T:(k + 1) * T] = rng.integers(0, 2, T).astype(np.uint64)
+    mem = words(rng, layout.mem_words)
+    base = OWN_WORDS * T
+    for k, (op, t) in enumerate(GLOBAL_COUNTER_OPS):
+        if t in ("f32", "f64"):
+            mem[base + k] = small_float_bits(rng, 1, t)[0]
+    out = np.zeros(layout.out_words, dtype=np.uint64)
+    apx = np.zeros(max(1, len(approx_ops)) * 3 * T, dtype=np.uint64)
+    return GeneratedKernel(ptx, KERNEL, layout.grid, layout.block, (a_in, out, mem, apx),
+                           (1, 2, 3) if approx_ops else (1, 2), bool(approx_ops), approx_ops, 3)
+
+
+@st.composite
+def kernels(draw, max_instructions: int = 40, grids=GRIDS, blocks=BLOCKS,
+            include_known_bugs: bool = False) -> GeneratedKernel:
+    """Hypothesis strategy of valid, terminating, race-free generated kernels.
+
+    ``max_instructions`` bounds the body (the prologue loading registers and the
+    epilogue storing them come on top).  ``include_known_bugs`` also draws the
+    forms the interpreter is known to compute wrongly (``ptxgen_refusals``)."""
+    layout = Layout(draw(st.sampled_from(grids)), draw(st.sampled_from(blocks)))
+    chunks = draw(program(max_instructions, include_known_bugs))
+    return build_kernel(chunks, layout, draw(st.integers(0, 2**32 - 1)))
+
+
+def run_on(gk: GeneratedKernel, device: str) -> tuple:
+    """Launch on one executor with fresh copies of the inputs; returns the final arrays."""
+    from ..driver.api import Module
+    args = tuple(np.array(a, copy=True) if isinstance(a, np.ndarray) else a for a in gk.args)
+    Module(gk.ptx).get_function(gk.kernel)(gk.grid, gk.block, args, device=device)
+    return args
+
+
+def check_agreement(gk: GeneratedKernel, executors=("interp", "cpu")) -> dict[str, tuple]:
+    """Run ``gk`` on each available executor and assert identical outputs.
+
+    Executors missing from ``available_devices()`` are skipped.  Any exception
+    an executor raises, and any mismatch, becomes an AssertionError that prints
+    the numbered PTX, the launch and (for mismatches) the first differing
+    element of each output.  Returns the final arrays per executor."""
+    from ..driver.api import available_devices
+    runs: dict[str, tuple] = {}
+    for ex in executors:
+        if ex not in available_devices():
+            continue
+        try:
+            runs[ex] = run_on(gk, ex)
+        except Exception as e:
+            raise AssertionError(f"executor `{ex}` raised {type(e).__name__}: {e}\n\n"
+                                 f"launch: grid={gk.grid} block={gk.block}\n{gk.listing()}") from e
+    problems = compare_runs(gk, runs)
+    if problems:
+        names = list(runs)
+        raise AssertionError(f"executors {names} disagree on a generated kernel\n"
+                             f"launch: grid={gk.grid} block={gk.block}\n" + "\n".join(problems) +
+                             f"\n\n{gk.listing()}")
+    return runs
+
+
+__all__ = ["ARG_NAMES", "GeneratedKernel", "build_kernel", "check_agreement", "kernels", "run_on"]
