@@ -155,7 +155,9 @@ class _Batch:
         drv = self.launch.program.driver
         pool = ThreadPoolExecutor(len(chunks)) if len(chunks) > 1 else None
         try:
+            v = self.view
             while True:
+                v["limit"] = np.minimum(v["steps"] + L.QUANTUM, int(self.launch.ctx[L.X_BUDGET]))
                 if pool is None:
                     codes = [drv(ctx, base + s * self.stride, m, self.stride) for s, m in chunks]
                 else:
@@ -176,6 +178,10 @@ class _Batch:
         """Release what can be released; False when nothing could (deadlock)."""
         released = False
         v = self.view
+        yl = np.nonzero(state == L.State.YIELD)[0]
+        if yl.size:
+            state[yl] = L.State.RUNNABLE
+            released = True
         pr = np.nonzero(state == L.State.PRINTF)[0]
         if pr.size:
             self._printf(pr)
@@ -296,6 +302,9 @@ class _Batch:
             space, addr_in = _classify(addr)
         else:
             addr_in = addr
+        if kind == L.FaultKind.BAD_CALL:
+            raise self._error(KernelFault, t, f"indirect call through 0x{addr:x}, which is not the address of "
+                                              "a function of this module")
         if kind == L.FaultKind.MISALIGNED:
             msg = f"misaligned {space} access: {size}-byte access at 0x{addr_in:x} is not {size}-byte aligned"
         elif kind == L.FaultKind.READONLY:

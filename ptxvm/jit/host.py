@@ -136,6 +136,11 @@ class HostHooks(TargetHooks):
         fl.b.store(I32(L.State.EXITED), self.thr(fl, L.T_STATE, I32))
         fl.b.ret(I32(L.State.EXITED))
 
+    def bad_call(self, fl: FunctionLowering, ins: ptx.Instruction, target: ir.Value) -> None:
+        """An indirect call through an address that is no function of this module: a fault."""
+        site = fl.ml.site(fl, ins)
+        self._fault(fl, None, site, target, L.FaultKind.BAD_CALL, 0)
+
     def exit_from_function(self, fl: FunctionLowering, ins: ptx.Instruction) -> None:
         self.exit_thread(fl, ins)
 
@@ -145,17 +150,37 @@ class HostHooks(TargetHooks):
         fl.b.ret(I32(L.State.TRAP))
 
     def loop_header(self, fl: FunctionLowering, instructions: int) -> None:
-        """Count executed instructions per straight-line stretch; past the budget: watchdog."""
+        """Count executed instructions per straight-line stretch.  Past the thread's limit it
+        yields (so spin-waits let the threads they wait for run) or, past the launch's
+        budget, stops with a watchdog fault."""
         b = fl.b
         p = self.thr(fl, L.T_STEPS, I64)
         n = b.add(b.load(p), I64(max(instructions, 1)))
         b.store(n, p)
-        over, ok = fl.new_block("watchdog"), fl.new_block("loop")
-        b.cbranch(b.icmp_unsigned(">", n, self.ctx(fl, L.X_BUDGET)), over, ok)
+        slow, ok = fl.new_block("limit"), fl.new_block("run")
+        b.cbranch(b.icmp_unsigned(">", n, b.load(self.thr(fl, L.T_LIMIT, I64))), slow, ok)
+        b.position_at_end(slow)
+        over, spin = fl.new_block("watchdog"), fl.new_block("yield")
+        b.cbranch(b.icmp_unsigned(">", n, self.ctx(fl, L.X_BUDGET)), over, spin)
         b.position_at_end(over)
         b.store(I32(L.State.WATCHDOG), self.thr(fl, L.T_STATE, I32))
         b.ret(I32(L.State.WATCHDOG))
+        b.position_at_end(spin)
+        if fl.is_kernel:
+            self.stop(fl, L.State.YIELD, 0, None)
+        b.branch(ok)
         b.position_at_end(ok)
+
+    def yield_thread(self, fl: FunctionLowering, ins: ptx.Instruction) -> None:
+        if fl.is_kernel:
+            self.stop(fl, L.State.YIELD, fl.ml.site(fl, ins), ins)
+
+    def warp_lockstep(self, fl: FunctionLowering, ins: ptx.Instruction) -> None:
+        """Before a volatile shared access: let the warp's lanes catch up with each other, so
+        legacy warp-synchronous code (no __syncwarp) sees lockstep execution as on the
+        interpreter and pre-Volta GPUs."""
+        if fl.is_kernel:
+            self.warp_exchange(fl, ins, [])
 
     def barrier(self, fl, ins, barrier_id, count, *, arrive=False, reduce=None):
         b = fl.b

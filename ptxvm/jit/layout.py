@@ -17,7 +17,7 @@ T_STEPS = 40                     # i64
 T_CTA = 48                       # ptr to the CTA record
 T_LOCAL = 56                     # ptr to this thread's local memory
 T_FAULT_ADDR, T_FAULT_KIND, T_FAULT_SIZE = 64, 72, 76
-T_LOCAL_SP = 80                  # i64: top of the local-memory stack (call frames)
+T_LIMIT = 80                     # i64: steps at which the thread must stop (quantum or budget)
 T_IN = 88                        # i64: a result the scheduler hands back (mask, bar.red value)
 T_OUT = 96                       # 8 x i64: operands a thread publishes at a stop
 OUT_SLOTS = 8
@@ -34,6 +34,7 @@ X_PARAMS, X_PAGES, X_NPAGES, X_ALLOCS, X_SYMBOLS = 0, 1, 2, 3, 4
 X_SHARED_SIZE, X_LOCAL_SIZE, X_NTID, X_NCTAID, X_BUDGET, X_DYN_SHARED, X_PARAM_SIZE = 5, 6, 7, 10, 13, 14, 15
 CTX_SLOTS = 16
 
+QUANTUM = 1 << 20                # instructions a thread runs before it yields to the others
 PAGE_SHIFT = 8                   # allocations start on 256-byte boundaries (interp.memory.ALIGN)
 ALLOC_ENTRY = 24                 # base, end, host pointer (i64 each)
 
@@ -51,6 +52,7 @@ class State:
     PRINTF = 7
     ASSERT = 8
     ARRIVE = 9
+    YIELD = 10                   # a spinning thread gives others a turn (quantum, nanosleep)
 
 
 class FaultKind:
@@ -58,16 +60,17 @@ class FaultKind:
     MISALIGNED = 2
     READONLY = 3
     STACK = 4
+    BAD_CALL = 5
 
 
 def thread_dtype(record_bytes: int) -> np.dtype:
     """A numpy view of the thread records' header fields."""
     return np.dtype({
         "names": ["resume", "state", "site", "aux", "aux2", "linear", "tid", "steps", "cta", "local",
-                  "fault_addr", "fault_kind", "fault_size", "local_sp", "inbox", "out"],
+                  "fault_addr", "fault_kind", "fault_size", "limit", "inbox", "out"],
         "formats": ["<i4", "<i4", "<i4", "<i4", "<i4", "<i4", ("<i4", 3), "<i8", "<u8", "<u8",
                     "<u8", "<i4", "<i4", "<i8", "<u8", ("<u8", OUT_SLOTS)],
         "offsets": [T_RESUME, T_STATE, T_SITE, T_AUX, T_AUX2, T_LINEAR, T_TID, T_STEPS, T_CTA, T_LOCAL,
-                    T_FAULT_ADDR, T_FAULT_KIND, T_FAULT_SIZE, T_LOCAL_SP, T_IN, T_OUT],
+                    T_FAULT_ADDR, T_FAULT_KIND, T_FAULT_SIZE, T_LIMIT, T_IN, T_OUT],
         "itemsize": record_bytes,
     })

@@ -122,6 +122,7 @@ class FunctionLowering:
         self._alloca_b.store(I1(0), self.cc)
         self.loc: tuple[int, int, int] | None = None
         self.ins: ptx.Instruction | None = None
+        self.inline: list[tuple[str, ir.Block]] = []          # (label prefix, return block) per inlined call
 
     # ------------------------------------------------------------------ errors
     def unsupported(self, ins: ptx.Instruction, why: str) -> UnsupportedError:
@@ -234,6 +235,8 @@ class FunctionLowering:
         self.b.position_at_end(block)
 
     def label(self, name: str) -> ir.Block:
+        if self.inline:
+            name = self.inline[-1][0] + name
         blk = self.labels.get(name)
         if blk is None:
             blk = self.labels[name] = self.llfn.append_basic_block(f"L_{name.lstrip('$')}")
@@ -258,6 +261,20 @@ class FunctionLowering:
         self.hooks.finish_function(self)
         if not self.entry.is_terminated:
             self._alloca_b.branch(self.body)
+
+    def inline_call(self, callee: ptx.Function, params: dict[str, ir.Value]) -> None:
+        """Lower ``callee``'s body here, its `.param`s bound to the caller's buffers: how calls to
+        functions that synchronise become part of the kernel's state machine."""
+        ret = self.new_block(f"ret_{callee.name}")
+        self.inline.append((f"{callee.name}#{len(self.labels)}#", ret))
+        self.scopes.append({})
+        self.param_bufs.append(dict(params))
+        self.hooks.loop_header(self, _segment_counts(callee.body).get(None, 0))
+        self._walk(callee.body)
+        self.scopes.pop()
+        self.param_bufs.pop()
+        self.inline.pop()
+        self.continue_in(ret)
 
     def _walk(self, block: ptx.Block) -> None:
         from .ops import lower_instruction

@@ -23,6 +23,7 @@ class TargetHooks:
     """Base class; every method raises until a target implements it."""
 
     name = "abstract"
+    inline_synchronising = True      # inline `.func`s that stop threads (state-machine targets)
     triple = ""
     data_layout = ""
 
@@ -75,6 +76,12 @@ class TargetHooks:
 
     def loop_header(self, fl: "FunctionLowering", instructions: int) -> None:
         """Called where a labelled stretch of ``instructions`` instructions starts (accounting)."""
+
+    def yield_thread(self, fl: "FunctionLowering", ins: "ptx.Instruction") -> None:
+        """`nanosleep`: a hint that other threads should run."""
+
+    def warp_lockstep(self, fl: "FunctionLowering", ins: "ptx.Instruction") -> None:
+        """A volatile shared access: targets without lockstep warps make the warp catch up."""
 
     def barrier(self, fl: "FunctionLowering", ins: "ptx.Instruction", barrier_id: ir.Value,
                 count: ir.Value | None, *, arrive: bool = False,

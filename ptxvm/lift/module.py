@@ -90,6 +90,30 @@ class ModuleLowering:
         self._pending.append((f, fn))
         return fn
 
+    def synchronises(self, f: ptx.Function) -> bool:
+        """Whether ``f`` (or anything it calls) stops threads: such functions are inlined."""
+        if self.hooks.inline_synchronising is False:
+            return False
+        seen: set[str] = set()
+        stack = [f]
+        while stack:
+            g = stack.pop()
+            if g.name in seen or g.body is None:
+                continue
+            seen.add(g.name)
+            for ins in g.body.instructions():
+                if ins.opcode in _SYNC_OPCODES:
+                    return True
+                if ins.opcode == "call":
+                    callee = next((o for o in ins.operands if isinstance(o, ptx.Symbol)), None)
+                    if callee is not None:
+                        if callee.name == "vprintf":
+                            return True
+                        h = self.module.functions.get(callee.name)
+                        if h is not None:
+                            stack.append(h)
+        return False
+
     def return_from(self, fl: FunctionLowering) -> None:
         """`ret` in a device function: status 0 (continue in the caller)."""
         fl.b.ret(I32(0))
@@ -111,6 +135,10 @@ class ModuleLowering:
         if finish is not None:
             finish(self, entry)
         return LiftedModule(str(self.llmod), kernel.name, entry.name, self.sites, self.symbols)
+
+
+_SYNC_OPCODES = frozenset({"bar", "barrier", "shfl", "vote", "match", "redux.sync", "activemask",
+                           "bar.warp.sync"})
 
 
 def _mangle(name: str) -> str:

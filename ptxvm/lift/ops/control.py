@@ -30,7 +30,9 @@ def _bra(fl: FunctionLowering, ins: ptx.Instruction) -> None:
 
 @lowers("ret")
 def _ret(fl: FunctionLowering, ins: ptx.Instruction) -> None:
-    if fl.is_kernel:
+    if fl.inline:
+        fl.b.branch(fl.inline[-1][1])
+    elif fl.is_kernel:
         fl.hooks.exit_thread(fl, ins)
     else:
         fl.ml.return_from(fl)
@@ -83,9 +85,23 @@ def _call(fl: FunctionLowering, ins: ptx.Instruction) -> None:
     callee = ops.pop(0)
     args = ops.pop(0).elements if ops and isinstance(ops[0], ptx.ParenList) else ()
     if not isinstance(callee, ptx.Symbol):
-        raise fl.unsupported(ins, "is an indirect call")
+        return _indirect_call(fl, ins, callee, rets, args, ops)
     if callee.name in ("vprintf", "__assertfail", "malloc", "free"):
         fl.hooks.builtin_call(fl, ins, callee.name, rets, args)
+        return
+    target = fl.ml.module.functions.get(callee.name)
+    if target is not None and target.body is not None and fl.ml.synchronises(target):
+        if any(callee.name == p.split("#")[0] for p, _ in fl.inline):
+            raise fl.unsupported(ins, "recurses into a function that synchronises (barrier, warp "
+                                      "instruction or printf), which cannot be inlined")
+        names = [d.name for d in (*target.returns, *target.params)]
+        bufs = {}
+        for name, op in zip(names, (*rets, *args)):
+            buf = fl.param_buffer(op.name) if isinstance(op, ptx.Symbol) else None
+            if buf is None:
+                raise fl.unsupported(ins, f"passes `{op}`, which is not a `.param` variable")
+            bufs[name] = buf
+        fl.inline_call(target, bufs)
         return
     fn = fl.ml.device_function(callee.name, ins)
     ptrs = []
@@ -98,3 +114,36 @@ def _call(fl: FunctionLowering, ins: ptx.Instruction) -> None:
 
 
 __all__ = ["I8P", "ir"]
+
+
+def _indirect_call(fl: FunctionLowering, ins: ptx.Instruction, callee, rets, args, rest) -> None:
+    """`call (r), %fptr, (a), proto;`: compare the pointer with every function of a matching
+    shape (or the `.calltargets` list) and call the one it names; anything else faults."""
+    module = fl.ml.module
+    candidates = [f for f in module.functions.values()
+                  if f.body is not None and not f.is_kernel
+                  and len(f.params) == len(args) and len(f.returns) == len(rets)]
+    if not candidates:
+        raise fl.unsupported(ins, "is an indirect call with no function of a matching shape in the module")
+    ptrs = []
+    for op in (*rets, *args):
+        if not isinstance(op, ptx.Symbol) or fl.param_buffer(op.name) is None:
+            raise fl.unsupported(ins, f"passes `{op}`, which is not a `.param` variable")
+        ptrs.append(fl.param_buffer(op.name))
+    b = fl.b
+    target = fl.read(callee, ScalarType.U64)
+    done = fl.new_block("icall_done")
+    for f in candidates:
+        if fl.ml.synchronises(f):
+            raise fl.unsupported(ins, f"may call `{f.name}` indirectly, which synchronises")
+        addr = fl.hooks.symbol_address(fl, f.name, None, ins)
+        hit, miss = fl.new_block(f"icall_{f.name}"), fl.new_block("icall_next")
+        b.cbranch(b.icmp_unsigned("==", target, addr), hit, miss)
+        b.position_at_end(hit)
+        fn = fl.ml.device_function(f.name, ins)
+        status = b.call(fn, [*fl.hooks.function_prefix_values(fl), *ptrs])
+        fl.hooks.after_call(fl, status)
+        b.branch(done)
+        b.position_at_end(miss)
+    fl.hooks.bad_call(fl, ins, target)
+    b.position_at_end(done)

@@ -305,3 +305,51 @@ def _setp(fl, ins):
 
 
 __all__ = ["int_compare", "combine", "write_pair", "I1"]
+
+
+@lowers("set")
+def _set(fl, ins):
+    """set.cmp.dtype.stype: all ones (integer dtype) or 1.0 (f32 dtype) where the comparison holds."""
+    dt, st = ins.types[0], ins.types[1] if len(ins.types) > 1 else ins.types[0]
+    ops = ins.operands
+    d, a, c = ops[0], ops[1], ops[2]
+    third = ops[3] if len(ops) > 3 else None
+    b = fl.b
+    x, y = fl.read(a, st), fl.read(c, st)
+    if st.kind == "f":
+        cmp = ins.mod("cmp_float")
+        if st in (ScalarType.F32, ScalarType.F64):
+            from .. import fp
+            p = fp.fcompare(b, x, y, cmp, ftz="ftz" in ins.modifiers)
+        else:
+            from .. import half
+            p = half.hcompare(b, x, y, cmp, type=st.value, ftz="ftz" in ins.modifiers)
+            if isinstance(p, tuple):
+                raise fl.unsupported(ins, "(packed set) has no LLVM lowering yet")
+    else:
+        p = int_compare(fl, ins.mod("cmp_int") or ins.mod("cmp_bit"), st, x, y)
+    p = combine(fl, ins, p, third)
+    if dt is ScalarType.F32:
+        r = b.select(p, ir.Constant(ir.FloatType(), 1.0), ir.Constant(ir.FloatType(), 0.0))
+    else:
+        w = max(dt.bits, 8)
+        r = b.select(p, ir.IntType(w)(-1), ir.IntType(w)(0))
+    fl.write(d, dt, r)
+
+
+@lowers("vabsdiff4")
+def _vabsdiff4(fl, ins):
+    ts = ins.types
+    if len(ins.operands) != 4 or any(m in ins.modifiers for m in ("min", "max")):
+        raise fl.unsupported(ins, "(this vabsdiff4 form) has no LLVM lowering yet")
+    sat = "sat" in ins.modifiers
+    secondary = "add" if "add" in ins.modifiers else None
+    d_s, a_s, b_s = (t.kind == "s" for t in (ts + (ts[-1],) * 3)[:3])
+    _simple(fl, ins, lambda b, x, y, z: X.vabsdiff4(b, x, y, z, a_signed=a_s, b_signed=b_s, d_signed=d_s,
+                                                    sat=sat, secondary=secondary), [B32, B32, B32], B32)
+
+
+@lowers("nanosleep")
+def _nanosleep(fl, ins):
+    """Suspends the thread for a while: a chance for the threads it waits for to run."""
+    fl.hooks.yield_thread(fl, ins)

@@ -44,6 +44,11 @@ def pointer(fl: FunctionLowering, ins: ptx.Instruction, addr: ptx.Address, size:
     return fl.hooks.access(fl, space, fl.address(addr, space), size, ins, write=write)
 
 
+def _lockstep(fl: FunctionLowering, ins: ptx.Instruction) -> None:
+    if "volatile" in ins.modifiers and space_of(ins) in ("shared", "generic"):
+        fl.hooks.warp_lockstep(fl, ins)
+
+
 def _ordering(ins: ptx.Instruction) -> str | None:
     """Orderings that matter when CTAs run concurrently (spin-waits on flags)."""
     if "volatile" in ins.modifiers or "relaxed" in ins.modifiers:
@@ -58,6 +63,7 @@ def _ordering(ins: ptx.Instruction) -> str | None:
 @lowers("ld", "ldu", "ld.global.nc")
 def _ld(fl: FunctionLowering, ins: ptx.Instruction) -> None:
     t = ins.types[0]
+    _lockstep(fl, ins)
     d, a = ins.operands[0], ins.operands[1]
     dsts = _elements(d)
     ebytes = max(t.bits // 8, 1)
@@ -79,6 +85,7 @@ def _ld(fl: FunctionLowering, ins: ptx.Instruction) -> None:
 @lowers("st")
 def _st(fl: FunctionLowering, ins: ptx.Instruction) -> None:
     t = ins.types[0]
+    _lockstep(fl, ins)
     a, s = ins.operands[0], ins.operands[1]
     srcs = _elements(s)
     ebytes = max(t.bits // 8, 1)

@@ -1,0 +1,144 @@
+"""The host JIT (device="cpu") against the interpreter, and its fault reports.
+
+The default run keeps a lean, representative set: fixture kernels with barriers, warp
+shuffles, atomics, divergence and calls compared bit for bit with the interpreter, and
+every kind of fault.  The slow run replays the interpreter's whole execution-case suite
+on the JIT (``PTXVM_DEVICE=cpu``), which is the issue's acceptance criterion.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ptxvm
+from ptxvm.testing import assert_executors_agree
+from fixture_files import FIXTURES
+
+RNG = np.random.default_rng(7)
+SM80 = FIXTURES / "nvcc" / "sm80"
+HEAD = ".version 8.0\n.target sm_80\n.address_size 64\n"
+
+
+def _mangled(path: Path, name: str) -> str:
+    mod = ptxvm.Module.from_file(path)
+    hits = [k for k in mod.kernels if k.startswith(f"_Z{len(name)}{name}")]
+    assert len(hits) == 1, hits
+    return hits[0]
+
+
+CASES = [
+    # (file, kernel, grid, block, args factory, shared)
+    ("elementwise", "vector_add", 4, 256,
+     lambda: (RNG.random(1000, dtype=np.float32), RNG.random(1000, dtype=np.float32), np.zeros(1000, np.float32),
+              np.int32(1000)), 0),
+    ("reductions", "block_sum_dynamic", 4, 128,
+     lambda: (RNG.random(1000, dtype=np.float32), np.zeros(4, np.float32), np.int32(1000)), 512),
+    ("reductions", "block_inclusive_scan", 3, 128,
+     lambda: (RNG.integers(-50, 50, 300, dtype=np.int32), np.zeros(300, np.int32), np.int32(300)), 0),
+    ("atomics", "histogram_shared", 4, 128,
+     lambda: (RNG.integers(0, 1 << 20, 2000, dtype=np.uint32), np.zeros(64, np.uint32), np.int32(2000)), 0),
+    ("bench_kernels", "matmul_tiled", (2, 2), (16, 16),
+     lambda: (RNG.random(32 * 32, dtype=np.float32), RNG.random(32 * 32, dtype=np.float32),
+              np.zeros(32 * 32, np.float32), np.int32(32)), 0),
+    ("bench_kernels", "mandelbrot", (2, 2), (16, 16),
+     lambda: (np.zeros(32 * 32, np.int32), np.int32(32), np.int32(32), np.int32(64)), 0),
+]
+
+
+@pytest.mark.parametrize("stem,name,grid,block,args,shared", CASES, ids=[f"{c[0]}.{c[1]}" for c in CASES])
+def test_cpu_agrees_with_interpreter_bit_for_bit(stem, name, grid, block, args, shared):
+    path = SM80 / f"{stem}.ptx"
+    assert_executors_agree(path.read_text(), _mangled(path, name), grid, block, args(),
+                           executors=("interp", "cpu"), shared_mem=shared)
+
+
+def test_warp_shuffle_and_vote_fixture_kernels_agree():
+    path = SM80 / "warp_shuffle.ptx"
+    mod = ptxvm.Module.from_file(path)
+    name = next(k for k in mod.kernels if "warp_reduce" in k or "shfl" in k.lower())
+    params = mod.kernels[name]
+    n = 256
+    args = [RNG.random(n, dtype=np.float32) if p.type == "u64" and i == 0 else
+            np.zeros(n, np.float32) if p.type == "u64" else np.int32(n) for i, p in enumerate(params)]
+    assert_executors_agree(path.read_text(), name, 2, 128, args, executors=("interp", "cpu"))
+
+
+def _kernel(body: str, params: str = ".param .u64 p0") -> ptxvm.Kernel:
+    text = (HEAD + f".visible .entry k({params})\n{{\n.reg .pred %p<4>;\n.reg .b32 %r<16>;\n"
+            ".reg .b64 %rd<16>;\n" + body + "\n}\n")
+    return ptxvm.Module(text, "jit_fault.ptx")["k"]
+
+
+def test_store_far_outside_the_arena_is_a_fault_and_the_process_lives():
+    k = _kernel("ld.param.u64 %rd1, [p0];\nadd.s64 %rd2, %rd1, 1099511627776;\nmov.u32 %r1, 7;\n"
+                "st.global.u32 [%rd2], %r1;\nret;")
+    a = np.zeros(4, np.int32)
+    with pytest.raises(ptxvm.KernelFault) as e:
+        k(1, 32, (a,), device="cpu")
+    err = e.value
+    assert err.kernel == "k" and err.block == (0, 0, 0) and err.thread == (0, 0, 0)
+    assert err.line == 12 and err.space == "global" and "out-of-bounds global access of 4 bytes" in str(err)
+    assert np.array_equal(a, np.zeros(4, np.int32))
+    # the process is alive and the JIT keeps working
+    ok = _kernel("ld.param.u64 %rd1, [p0];\nmov.u32 %r1, %tid.x;\nmul.wide.u32 %rd2, %r1, 4;\n"
+                 "add.s64 %rd3, %rd1, %rd2;\nst.global.u32 [%rd3], %r1;\nret;")
+    b = np.zeros(32, np.int32)
+    ok(1, 32, (b,), device="cpu")
+    assert np.array_equal(b, np.arange(32))
+
+
+def test_null_pointer_misaligned_and_shared_faults():
+    k = _kernel("mov.u64 %rd1, 0;\nld.global.u32 %r1, [%rd1];\nret;")
+    with pytest.raises(ptxvm.KernelFault, match="out-of-bounds global access"):
+        k(1, 1, (np.zeros(1, np.int32),), device="cpu")
+    k = _kernel("ld.param.u64 %rd1, [p0];\nld.global.u32 %r1, [%rd1+2];\nret;")
+    with pytest.raises(ptxvm.KernelFault, match="misaligned global access: 4-byte access"):
+        k(1, 1, (np.zeros(4, np.int32),), device="cpu")
+    k = _kernel(".shared .align 4 .b8 buf[64];\nmov.u32 %r1, %tid.x;\nshl.b32 %r2, %r1, 2;\n"
+                "st.shared.u32 [%r2], %r1;\nret;")
+    with pytest.raises(ptxvm.KernelFault) as e:
+        k(1, 32, (np.zeros(1, np.int32),), device="cpu")
+    assert e.value.thread == (16, 0, 0) and "the shared window holds 64 bytes" in str(e.value)
+
+
+def test_watchdog_trap_and_deadlock():
+    with pytest.raises(ptxvm.WatchdogError, match="budget"):
+        _kernel("L1:\nbra L1;")(1, 32, (np.zeros(1, np.int32),), device="cpu", max_steps=100_000)
+    with pytest.raises(ptxvm.TrapError, match="trap"):
+        _kernel("trap;")(1, 1, (np.zeros(1, np.int32),), device="cpu")
+    # warp 0 waits at barrier 1, warp 1 at barrier 0: each barrier wants all 64 threads
+    k = _kernel("mov.u32 %r1, %tid.x;\nsetp.lt.u32 %p1, %r1, 32;\n@%p1 bra W1;\nbar.sync 0;\nret;\nW1:\n"
+                "bar.sync 1;\nret;")
+    with pytest.raises(ptxvm.DeadlockError, match="deadlock") as e:
+        k(1, 64, (np.zeros(1, np.int32),), device="cpu")
+    assert "barrier 0 expects all 64 non-exited threads, has 32" in str(e.value)
+    assert "barrier 1 expects all 64 non-exited threads, has 32" in str(e.value)
+
+
+def test_printf_prints_in_thread_order(capfd):
+    path = SM80 / "printf_assert.ptx"
+    mod = ptxvm.Module.from_file(path)
+    name = next(k for k in mod.kernels if "printf" in k.lower() or "hello" in k.lower())
+    args = [np.zeros(64, np.int32) if p.type == "u64" else np.int32(4) for p in mod.kernels[name]]
+    mod[name](1, 4, args, device="interp")
+    want = capfd.readouterr().out
+    mod2 = ptxvm.Module.from_file(path)
+    mod2[name](1, 4, [a.copy() if isinstance(a, np.ndarray) else a for a in args], device="cpu")
+    assert capfd.readouterr().out == want and want
+
+
+@pytest.mark.slow
+def test_interpreter_execution_suite_runs_on_the_jit():
+    """Acceptance: every execution case of the interpreter's suite, on device='cpu'."""
+    env = dict(os.environ, PTXVM_DEVICE="cpu")
+    tests = Path(__file__).parent
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-o", "addopts=-m 'not slow'",
+                        str(tests / "test_interp_kernels.py"), str(tests / "test_interp_cases.py")],
+                       env=env, capture_output=True, text=True, timeout=3600)
+    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
