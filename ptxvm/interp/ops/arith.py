@@ -97,6 +97,8 @@ def _add(ctx, ins):
     if ins.has("cc"):
         from .bits import _carry
         return _carry(ctx, ins, intops.add_cc, 2)
+    if t.value in ("u16x2", "s16x2"):      # per 16-bit half: no carry between the halves
+        return _binary(ctx, ins, lambda a, b: intops.add(a, b, t.value)), 0, -1
     return _binary(ctx, ins, np.add, num.fadd), 0, -1
 
 
@@ -108,6 +110,8 @@ def _sub(ctx, ins):
     if ins.has("cc"):
         from .bits import _carry
         return _carry(ctx, ins, intops.sub_cc, 2)
+    if t.value in ("u16x2", "s16x2"):
+        return _binary(ctx, ins, lambda a, b: intops.sub(a, b, t.value)), 0, -1
     return _binary(ctx, ins, np.subtract, num.fsub), 0, -1
 
 
@@ -202,9 +206,13 @@ def _rem(ctx, ins):
                                  .astype(ut))), 0, -1
 
 
-def _minmax(fn_i, fn_f):
+def _minmax(fn_i, fn_f, model=None):
     def build(ctx, ins):
         t = ins.types[0]
+        if t.kind != "f" and (ins.has("relu") or t.value in ("u16x2", "s16x2")):
+            # per 16-bit half and/or clamped at 0 (§9.7.1.12-13): the intops model
+            relu = ins.has("relu")
+            return _binary(ctx, ins, lambda a, b: model(a, b, t.value, relu)), 0, -1
         if t.kind == "f":
             if t.value not in _HALF_TYPES and (ins.has("xorsign") or ins.has("abs") or len(ins.operands) > 3):
                 raise ctx.unsupported(ins, "(.xorsign.abs / .abs / three-input f32 forms) is not executable yet")
@@ -214,8 +222,8 @@ def _minmax(fn_i, fn_f):
     return build
 
 
-impl("min")(_minmax(np.minimum, num.fmin))
-impl("max")(_minmax(np.maximum, num.fmax))
+impl("min")(_minmax(np.minimum, num.fmin, intops.min_))
+impl("max")(_minmax(np.maximum, num.fmax, intops.max_))
 
 
 @impl("neg")
