@@ -302,6 +302,9 @@ class _Batch:
             space, addr_in = _classify(addr)
         else:
             addr_in = addr
+        if kind == L.FaultKind.STACK:
+            raise self._error(KernelFault, t, f"stack overflow: more than {L.MAX_CALL_DEPTH} nested calls "
+                                              "(endless recursion?)")
         if kind == L.FaultKind.BAD_CALL:
             raise self._error(KernelFault, t, f"indirect call through 0x{addr:x}, which is not the address of "
                                               "a function of this module")

@@ -65,6 +65,21 @@ class HostHooks(TargetHooks):
         fl.ctx.name, fl.thr.name = "ctx", "thr"
         fl.stops = []
         fl.fault_block = None
+        if not fl.is_kernel:
+            # Bound the recursion depth: a runaway recursion must fault, not overflow the host stack.
+            b = fl.b
+            p = self.thr(fl, L.T_DEPTH, I32)
+            d = b.add(b.load(p), I32(1))
+            b.store(d, p)
+            deep, ok = fl.new_block("too_deep"), fl.new_block("depth_ok")
+            b.cbranch(b.icmp_unsigned(">", d, I32(L.MAX_CALL_DEPTH)), deep, ok)
+            b.position_at_end(deep)
+            self._fault(fl, None, 0, I64(0), L.FaultKind.STACK, 0)
+            b.position_at_end(ok)
+
+    def function_return(self, fl: FunctionLowering) -> None:
+        p = self.thr(fl, L.T_DEPTH, I32)
+        fl.b.store(fl.b.sub(fl.b.load(p), I32(1)), p)
 
     def after_call(self, fl: FunctionLowering, status: ir.Value) -> None:
         b = fl.b

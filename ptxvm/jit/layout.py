@@ -13,7 +13,9 @@ import numpy as np
 # thread record offsets
 T_RESUME, T_STATE, T_SITE, T_AUX, T_AUX2, T_LINEAR = 0, 4, 8, 12, 16, 20
 T_TID = 24                       # 3 x i32
+T_DEPTH = 36                     # i32: nested device-function calls
 T_STEPS = 40                     # i64
+MAX_CALL_DEPTH = 4096             # deeper recursion is a fault, never a host stack overflow
 T_CTA = 48                       # ptr to the CTA record
 T_LOCAL = 56                     # ptr to this thread's local memory
 T_FAULT_ADDR, T_FAULT_KIND, T_FAULT_SIZE = 64, 72, 76

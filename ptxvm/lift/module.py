@@ -116,6 +116,9 @@ class ModuleLowering:
 
     def return_from(self, fl: FunctionLowering) -> None:
         """`ret` in a device function: status 0 (continue in the caller)."""
+        done = getattr(self.hooks, "function_return", None)
+        if done is not None:
+            done(fl)
         fl.b.ret(I32(0))
 
     def lower(self, kernel: ptx.Function) -> LiftedModule:
