@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import warnings
 
-import pytest
 
 import ptxvm
 from ptxvm.driver.api import default_device
