@@ -35,6 +35,19 @@ class TargetHooks:
         """Leading LLVM arguments every lowered `.func` receives (target context)."""
         raise NotImplementedError
 
+    def function_prefix_values(self, fl: "FunctionLowering") -> list[ir.Value]:
+        """The values passed for ``function_prefix_args`` at a call site inside ``fl``."""
+        raise NotImplementedError
+
+    def after_call(self, fl: "FunctionLowering", status: ir.Value) -> None:
+        """After a call to a lowered `.func` (which returns an i32 status: 0 = carry on)."""
+
+    def function_return(self, fl: "FunctionLowering") -> None:
+        """Just before a `.func` returns to its caller."""
+
+    def finish_module(self, ml, entry: ir.Function) -> None:
+        """After every function is lowered (e.g. to add a driver or kernel wrapper)."""
+
     def begin_function(self, fl: "FunctionLowering") -> None:
         """Called once the entry block exists (registers allocated), before the body."""
 
@@ -71,8 +84,20 @@ class TargetHooks:
         """Terminate the current block: the thread is done."""
         raise NotImplementedError
 
+    def exit_from_function(self, fl: "FunctionLowering", ins: "ptx.Instruction") -> None:
+        """`exit` inside a `.func`: the thread ends."""
+        raise NotImplementedError
+
     def trap(self, fl: "FunctionLowering", ins: "ptx.Instruction", kind: str) -> None:
         raise NotImplementedError
+
+    def bad_call(self, fl: "FunctionLowering", ins: "ptx.Instruction", target: ir.Value) -> None:
+        """An indirect call through an address that names no function of the module."""
+        raise NotImplementedError
+
+    def builtin_call(self, fl: "FunctionLowering", ins: "ptx.Instruction", name: str, rets, args) -> None:
+        """Calls to `vprintf`, `__assertfail`, `malloc`, `free`."""
+        raise fl.unsupported(ins, f"calls `{name}`, which this target does not provide")
 
     def loop_header(self, fl: "FunctionLowering", instructions: int) -> None:
         """Called where a labelled stretch of ``instructions`` instructions starts (accounting)."""
