@@ -34,6 +34,8 @@ def compile_kernel(module: ir.Module, kernel: ir.Function, symbols: Symbols) -> 
         for s in f.body.walk():
             if isinstance(s, ir.Label):
                 ctx.labels[s.name] = fpc
+            elif isinstance(s, ir.BranchTargets):
+                ctx.branch_targets[s.name] = s.targets
             elif isinstance(s, ir.Instruction):
                 fpc += 1
         for p in (*f.returns, *f.params):

@@ -90,6 +90,7 @@ class CompileContext:
         self.prefix = "" if self.function is kernel else self.function.name + "|"
         self.scopes: list[dict[str, tuple]] = [{}]
         self.labels: dict[str, int] = {}
+        self.branch_targets: dict[str, tuple[str, ...]] = {}       # `.branchtargets` lists by name
         self.fresh = itertools.count()
         self.entries = entries if entries is not None else {}     # function name -> entry pc
         self.all_scopes: list[dict[str, tuple]] = []               # closed nested scopes

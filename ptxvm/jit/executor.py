@@ -292,6 +292,8 @@ class _Batch:
         if st == L.State.TRAP:
             site = self._site(t)
             what = site.instruction.opcode if site else "trap"
+            if what == "brx.idx":
+                raise self._error(TrapError, t, f"`brx.idx` index is past the targets of `{site.instruction.operands[1]}`")
             raise self._error(TrapError, t, f"the kernel executed `{what}`")
         if st == L.State.ASSERT:
             raise self._error(TrapError, t, self._assert_text(t))

@@ -117,6 +117,7 @@ class FunctionLowering:
         self.scopes: list[dict[str, str]] = [{}]                       # PTX name -> unique key
         self.param_bufs: list[dict[str, ir.Value]] = [{}]              # `.param` decls in body scopes
         self.labels: dict[str, ir.Block] = {}
+        self.targets: dict[str, tuple[str, ...]] = {}                 # `.branchtargets` lists
         self.resume_blocks: list[tuple[int, ir.Block]] = []
         self.cc = self._alloca_b.alloca(I1, name="cc")                 # the carry flag (CC.CF)
         self._alloca_b.store(I1(0), self.cc)
@@ -242,6 +243,11 @@ class FunctionLowering:
             blk = self.labels[name] = self.llfn.append_basic_block(f"L_{name.lstrip('$')}")
         return blk
 
+    def branch_targets(self, name: str) -> tuple[str, ...] | None:
+        if self.inline:
+            name = self.inline[-1][0] + name
+        return self.targets.get(name)
+
     def guarded(self, guard: ptx.Guard, lower: Callable[[], None]) -> None:
         p = self.read(guard.register, ScalarType.PRED)
         if guard.negated:
@@ -282,6 +288,9 @@ class FunctionLowering:
         for st in block.statements:
             if isinstance(st, ptx.Label):
                 self.label(st.name)
+            elif isinstance(st, ptx.BranchTargets) and st.kind == "branchtargets":
+                prefix = self.inline[-1][0] if self.inline else ""
+                self.targets[prefix + st.name] = st.targets
         counts = _segment_counts(block)
         if block is self.fn.body:
             self.hooks.loop_header(self, counts.get(None, 0))

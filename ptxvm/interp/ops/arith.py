@@ -447,3 +447,26 @@ def _approx_f64(ctx, ins):
     dst = writer(ctx, ins.operands[0], ScalarType.F64, ins)
     return (lambda b, lanes: dst(b, lanes, np.asarray(fn(src(b, lanes).view(np.float64), ftz=True),
                                                       dtype=np.float64).view(np.uint64))), 0, -1
+
+
+@impl("slct")
+def _slct(ctx, ins):
+    """`slct.dtype.ctype d, a, b, c` (§9.7.6.4): d = (c >= 0) ? a : b; a NaN c selects b, -0 selects a;
+    `.ftz` flushes a subnormal f32 c to sign-preserving zero first."""
+    t, ct = ins.types[0], ins.types[1]
+    a, b_ = (reader(ctx, o, t, ins) for o in ins.operands[1:3])
+    c = reader(ctx, ins.operands[3], ct, ins)
+    dst = writer(ctx, ins.operands[0], t, ins)
+    ftz = ins.has("ftz")
+
+    def pick(b, lanes):
+        cv = c(b, lanes)
+        if ct is ScalarType.F32:
+            x = cv.view(np.float32)
+            if ftz:
+                x = num.ftz32(x)
+            ok = x >= 0
+        else:
+            ok = cv.view(np.int32) >= 0
+        return dst(b, lanes, np.where(ok, a(b, lanes), b_(b, lanes)))
+    return pick, 0, -1

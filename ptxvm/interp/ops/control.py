@@ -83,3 +83,24 @@ def _bar(ctx: CompileContext, ins: ir.Instruction):
             dst(b, lanes, val.astype(np.uint32) if red == "popc" else val.astype(bool))
         run.on_release = on_release
     return run, Control.BARRIER, -1
+
+
+@impl("brx.idx")
+def _brx_idx(ctx: CompileContext, ins: ir.Instruction):
+    """`brx.idx{.uni} index, tlist;` (§9.7.12.2): jump to the index-th label of a `.branchtargets`
+    list.  An index past the list is undefined in the ISA; here it is a fault."""
+    index, tlist = ins.operands[0], ins.operands[1]
+    targets = ctx.branch_targets.get(tlist.name) if isinstance(tlist, ir.Symbol) else None
+    if targets is None or any(t not in ctx.labels for t in targets):
+        raise ctx.unsupported(ins, f"branches through `{tlist}`, which is not a `.branchtargets` list of labels")
+    pcs = np.array([ctx.labels[t] for t in targets], dtype=np.int64)
+    idx = reader(ctx, index, ScalarType.U32, ins)
+
+    def run(b, lanes):
+        i = idx(b, lanes).astype(np.int64)
+        bad = i >= pcs.size
+        if bad.any():
+            k = int(np.argmax(bad))
+            raise _Trap(int(lanes[k]), f"`brx.idx` index {int(i[k])} is past the {pcs.size} targets of `{tlist}`")
+        return pcs[i]
+    return run, Control.JUMP, -1

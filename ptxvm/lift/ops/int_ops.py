@@ -353,3 +353,38 @@ def _vabsdiff4(fl, ins):
 def _nanosleep(fl, ins):
     """Suspends the thread for a while: a chance for the threads it waits for to run."""
     fl.hooks.yield_thread(fl, ins)
+
+
+@lowers("slct")
+def _slct(fl, ins):
+    """d = (c >= 0) ? a : b (§9.7.6.4): NaN selects b, -0 selects a; .ftz flushes a subnormal c."""
+    t, ct = ins.types[0], ins.types[1]
+    b = fl.b
+    x, y = fl.read(ins.operands[1], t), fl.read(ins.operands[2], t)
+    c = fl.read(ins.operands[3], ct)
+    if ct is ScalarType.F32:
+        if "ftz" in ins.modifiers:
+            from ..fp_core import flush
+            c = flush(b, c)
+        ok = b.fcmp_ordered(">=", c, ir.Constant(ir.FloatType(), 0.0))
+    else:
+        ok = b.icmp_signed(">=", c, ir.IntType(32)(0))
+    fl.write(ins.operands[0], t, b.select(ok, x, y))
+
+
+@lowers("brx.idx")
+def _brx_idx(fl, ins):
+    """`brx.idx index, tlist` (§9.7.12.2): a switch over the `.branchtargets` labels; an index
+    past the list traps (undefined in the ISA)."""
+    index, tlist = ins.operands[0], ins.operands[1]
+    targets = fl.branch_targets(tlist.name) if isinstance(tlist, ptx.Symbol) else None
+    if targets is None:
+        raise fl.unsupported(ins, f"branches through `{tlist}`, which is not a `.branchtargets` list")
+    b = fl.b
+    i = fl.read(index, U32)
+    bad = fl.new_block("brx_bad")
+    sw = b.switch(i, bad)
+    for k, name in enumerate(targets):
+        sw.add_case(ir.IntType(32)(k), fl.label(name))
+    b.position_at_end(bad)
+    fl.hooks.trap(fl, ins, "brx.idx")
