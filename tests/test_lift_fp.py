@@ -758,3 +758,12 @@ def test_slow_campaign(t, rnd):
         u = unary_inputs(t, 4000 + seed, 8000)
         check(kernel("fsqrt", t, 1, kind=rnd)(u), model_unary(lambda v: m_sqrt(v, t, rnd), t, u, False), u,
               what=f"sqrt.{rnd}.{t}")
+
+
+def test_nan_results_stay_canonical_after_optimisation():
+    """LLVM may fold a float ``select(isnan(r), NaN, r)`` to ``r`` (any NaN will do for it); the
+    NaN policy must survive O2 (found by running sqrt.rn.f32 of -inf on the host JIT)."""
+    from lift_harness import elementwise
+    f = elementwise(lambda b, x: fp.fsqrt(b, x, kind="rn"), ["f32"], "f32", opt=2)
+    got = f(np.array([0xFF800000, 0xBF800000, 0x7FC00001], dtype=np.uint32))
+    assert [hex(int(v)) for v in got] == ["0x7fffffff"] * 3

@@ -203,13 +203,24 @@ def quiet(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
 
 def nan_policy(b: ir.IRBuilder, r: ir.Value, inputs: Sequence[ir.Value]) -> ir.Value:
     """Replace a NaN result: f32 -> 0x7fffffff; f64 -> the first NaN input, quieted, else
-    0xfff8000000000000 (PTX ISA §9.7.3: payloads are supported for double precision only)."""
+    0xfff8000000000000 (PTX ISA §9.7.3: payloads are supported for double precision only).
+
+    Done on the bit patterns: LLVM may pick any NaN for a float operation, so a float
+    ``select(isnan(r), NaN, r)`` is legally folded to ``r`` by the optimizer; an integer
+    select of the bits cannot be."""
     fmt = fmt_of(r)
-    fill = fbits(fmt, fmt.canon_nan)
+    fill = ic(fmt.ity, fmt.canon_nan)
     if fmt is FMT64:
         for x in reversed(list(inputs)):
-            fill = b.select(is_nan(b, x), quiet(b, x), fill)
-    return b.select(is_nan(b, r), fill, r)
+            fill = b.select(is_nan_bits(b, x), to_bits(b, quiet(b, x)), fill)
+    return from_bits(b, b.select(is_nan_bits(b, r), fill, to_bits(b, r)), fmt)
+
+
+def is_nan_bits(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
+    """NaN test on the bit pattern (exponent all ones, mantissa non-zero)."""
+    fmt = fmt_of(x)
+    mag = b.and_(to_bits(b, x), ic(fmt.ity, ~fmt.sign & ((1 << fmt.ity.width) - 1)))
+    return b.icmp_unsigned(">", mag, ic(fmt.ity, fmt.expmask))
 
 
 def saturate(b: ir.IRBuilder, r: ir.Value) -> ir.Value:
