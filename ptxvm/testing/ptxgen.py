@@ -38,7 +38,7 @@ from .ptxgen_values import small_float_bits, words
 
 GRIDS = ((1, 1, 1), (2, 1, 1), (1, 2, 1))
 BLOCKS = ((32, 1, 1), (64, 1, 1), (16, 4, 1))
-ARG_NAMES = ("in", "out", "mem", "apx")
+ARG_NAMES = ("in", "out", "mem", "apx", "k")
 
 
 @dataclass(frozen=True, eq=False)
@@ -47,7 +47,7 @@ class GeneratedKernel:
     kernel: str
     grid: tuple[int, int, int]
     block: tuple[int, int, int]
-    args: tuple                          # numpy arrays, passed in this order
+    args: tuple                          # in, out, mem, apx (numpy arrays), k (a .u32 scalar)
     outputs: tuple[int, ...]             # indices of args whose final contents are compared
     approx: bool                         # some outputs hold .approx results (compared within bounds)
     approx_ops: tuple[str, ...] = ()     # per record slot of the apx array: the bound's key
@@ -88,7 +88,8 @@ def build_kernel(chunks, layout: Layout, seed: int) -> GeneratedKernel:
             mem[base + k] = small_float_bits(rng, 1, t)[0]
     out = np.zeros(layout.out_words, dtype=np.uint64)
     apx = np.zeros(max(1, len(approx_ops)) * 3 * T, dtype=np.uint64)
-    return GeneratedKernel(ptx, KERNEL, layout.grid, layout.block, (a_in, out, mem, apx),
+    k = int(rng.integers(0, 8))                      # the scalar parameter p_k (uniform trip counts)
+    return GeneratedKernel(ptx, KERNEL, layout.grid, layout.block, (a_in, out, mem, apx, k),
                            (1, 2, 3) if approx_ops else (1, 2), bool(approx_ops), approx_ops, 3)
 
 
@@ -113,30 +114,49 @@ def run_on(gk: GeneratedKernel, device: str) -> tuple:
     return args
 
 
-def check_agreement(gk: GeneratedKernel, executors=("interp", "cpu")) -> dict[str, tuple]:
+@dataclass
+class Agreement:
+    """What :func:`check_agreement` saw: final arrays per executor that ran, and the
+    executors (other than the reference) that refused the kernel, with the reason."""
+    runs: dict[str, tuple]
+    refused: dict[str, str]
+
+
+def check_agreement(gk: GeneratedKernel, executors=("interp", "cpu"), *, allow_refusal: bool = True) -> Agreement:
     """Run ``gk`` on each available executor and assert identical outputs.
 
-    Executors missing from ``available_devices()`` are skipped.  Any exception
-    an executor raises, and any mismatch, becomes an AssertionError that prints
-    the numbered PTX, the launch and (for mismatches) the first differing
-    element of each output.  Returns the final arrays per executor."""
+    Executors missing from ``available_devices()`` are skipped.  The first one
+    that runs is the reference: any exception it raises fails.  Any other
+    executor must run the kernel too, except that with ``allow_refusal`` an
+    ``UnsupportedError`` (a form it does not implement yet, said at compile
+    time) leaves it out of the comparison and is returned in ``refused``.
+    Failures and mismatches become an AssertionError that prints the numbered
+    PTX, the launch and (for mismatches) the first differing element of each
+    output."""
     from ..driver.api import available_devices
+    from ..errors import UnsupportedError
     runs: dict[str, tuple] = {}
+    refused: dict[str, str] = {}
     for ex in executors:
         if ex not in available_devices():
             continue
         try:
             runs[ex] = run_on(gk, ex)
+        except UnsupportedError as e:
+            if not runs or not allow_refusal:
+                raise AssertionError(_failure(gk, f"executor `{ex}` refused the kernel: {e}")) from e
+            refused[ex] = str(e)
         except Exception as e:
-            raise AssertionError(f"executor `{ex}` raised {type(e).__name__}: {e}\n\n"
-                                 f"launch: grid={gk.grid} block={gk.block}\n{gk.listing()}") from e
+            raise AssertionError(_failure(gk, f"executor `{ex}` raised {type(e).__name__}: {e}")) from e
     problems = compare_runs(gk, runs)
     if problems:
-        names = list(runs)
-        raise AssertionError(f"executors {names} disagree on a generated kernel\n"
-                             f"launch: grid={gk.grid} block={gk.block}\n" + "\n".join(problems) +
-                             f"\n\n{gk.listing()}")
-    return runs
+        raise AssertionError(_failure(gk, f"executors {list(runs)} disagree on a generated kernel\n" +
+                                      "\n".join(problems)))
+    return Agreement(runs, refused)
 
 
-__all__ = ["ARG_NAMES", "GeneratedKernel", "build_kernel", "check_agreement", "kernels", "run_on"]
+def _failure(gk: GeneratedKernel, what: str) -> str:
+    return f"{what}\n\nlaunch: grid={gk.grid} block={gk.block} args={ARG_NAMES}\n{gk.listing()}"
+
+
+__all__ = ["ARG_NAMES", "Agreement", "GeneratedKernel", "build_kernel", "check_agreement", "kernels", "run_on"]

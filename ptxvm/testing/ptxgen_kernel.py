@@ -41,7 +41,7 @@ def render_kernel(chunks, layout: Layout) -> tuple[str, tuple[str, ...], int]:
     for cls in ("h", "r", "d", "p"):
         e(f".reg .{REG_DECL[cls]} %{cls}<{POOL[cls]}>;")
     e(".reg .b16 %t16, %s16, %xh;")
-    e(".reg .b32 %ltid, %lcta, %gtid, %t32, %tm, %s32, %xr, " + ", ".join(f"%lc{i}" for i in range(MAX_LOOP_DEPTH)) + ";")
+    e(".reg .b32 %kparam, %ltid, %lcta, %gtid, %t32, %tm, %s32, %xr, " + ", ".join(f"%lc{i}" for i in range(MAX_LOOP_DEPTH)) + ";")
     e(".reg .b64 %t64, %s64, %xd, %ain, %ain0, %aout, %aout0, %aown, %aapx, %gctr, %sbase, %sown, %sctr;")
     e(".reg .pred %tp, %tpu, " + ", ".join(f"%pl{i}" for i in range(MAX_LOOP_DEPTH)) + ";")
     if r.uses_shared:
@@ -54,6 +54,7 @@ def render_kernel(chunks, layout: Layout) -> tuple[str, tuple[str, ...], int]:
     e("mov.u32 %t32, %ctaid.y;")
     e(f"mad.lo.u32 %lcta, %t32, {layout.grid[0]}, %lcta;")
     e(f"mad.lo.u32 %gtid, %lcta, {nt}, %ltid;")
+    e("ld.param.u32 %kparam, [p_k];")
     for name, preg in (("in", "%ain0"), ("out", "%aout0"), ("mem", "%gctr"), ("apx", "%aapx")):
         e(f"ld.param.u64 {preg}, [p_{name}];")
         e(f"cvta.to.global.u64 {preg}, {preg};")
@@ -108,7 +109,7 @@ def render_kernel(chunks, layout: Layout) -> tuple[str, tuple[str, ...], int]:
         e(f"@%tp st.global.b64 [%t64+{(base + SMEM_WORDS * T) * 8}], %s64;")
     e("ret;")
     sm = r.sm
-    params = ", ".join(f".param .u64 p_{n}" for n in ("in", "out", "mem", "apx"))
+    params = ", ".join([f".param .u64 p_{n}" for n in ("in", "out", "mem", "apx")] + [".param .u32 p_k"])
     text = "\n".join([
         f".version {PTX_VERSION}", f".target sm_{sm}", ".address_size 64", "",
         f".visible .entry {KERNEL}({params})", "{", *out, "}", "",

@@ -106,9 +106,9 @@ class If:
 
 @dataclass(frozen=True)
 class Loop:
-    trips: int                           # constant trip count (uniform), or 0: data-dependent
-    body: tuple
-    src: int = 0                         # data-dependent: 1 + (%r[src] & 3) trips
+    trips: int                           # > 0: constant trip count; < 0: 1 + (kernel parameter & 3)
+    body: tuple                          # (both uniform); 0: 1 + (%r[src] & 3), per thread
+    src: int = 0
 
 
 @dataclass(frozen=True)

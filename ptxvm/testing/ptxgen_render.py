@@ -156,8 +156,12 @@ class Renderer:
         assert d < MAX_LOOP_DEPTH, "loops nest deeper than the counters declared"
         self.loop_depth += 1
         top = self.label("LOOP")
-        if c.trips:
+        if c.trips > 0:
             self.emit(f"mov.u32 %lc{d}, {c.trips};")
+        elif c.trips < 0:
+            # Trip count from the scalar kernel parameter: unknown to the compiler, uniform.
+            self.emit(f"and.b32 %lc{d}, %kparam, 3;")
+            self.emit(f"add.u32 %lc{d}, %lc{d}, 1;")
         else:
             self.emit(f"and.b32 %lc{d}, {reg('r', c.src)}, 3;")
             self.emit(f"add.u32 %lc{d}, %lc{d}, 1;")

@@ -115,29 +115,36 @@ def _inst(draw, approx: bool, include_known_bugs: bool) -> Inst:
     # Hypothesis spends more per draw than on anything else here: the register
     # operands, the `!`s, the pair and the guard come from one integer each (all
     # shrink to 0: register 0, no `!`, no pair, no guard).
-    code = draw(ints(0, _radix(v) - 1))
+    code = draw(ints(0, _radix(v, approx) - 1))
     args = []
     for o in v.operands:
-        if o.role in ("imm",) or (o.role == "s" and o.imm):
+        if _drawn(o, approx):
             args.append(draw(_operand(o)))
         else:
             code, k = divmod(code, POOL[o.cls])
             args.append(k)
-    flags = draw(ints(0, (1 << 2) * (POOL["p"] + 1) ** 2 - 1))
-    negs = tuple(o.role == "sp" and v.opcode in ("set", "setp") and bool(flags & 1) for o in v.operands)
-    flags >>= 2
-    flags, g = divmod(flags, POOL["p"] + 1)
-    guard = None if approx or g == 0 else ((g - 1), bool(flags & 1))
-    flags, p = divmod(flags >> 1, POOL["p"] + 1)
+    np1 = POOL["p"] + 1
+    flags = draw(ints(0, 4 * np1 * np1 - 1))        # `!` on c | guard register | `!` on it | pair
+    flags, neg = divmod(flags, 2)
+    flags, g = divmod(flags, np1)
+    p, guard_neg = divmod(flags, 2)
+    negs = tuple(o.role == "sp" and v.opcode in ("set", "setp") and bool(neg) for o in v.operands)
+    guard = None if approx or g == 0 else (g - 1, bool(guard_neg))
     pair = {"req": p % POOL["p"], "opt": p - 1 if p else None}.get(v.pair)
     return Inst(v, combo, tuple(args), negs if any(negs) else (), pair, guard)
 
 
+def _drawn(o: Opnd, approx: bool) -> bool:
+    """Operands drawn on their own (immediates); the others are pool registers.
+    Approximations take registers only: their record stores the source registers."""
+    return o.role == "imm" or (o.role == "s" and o.imm and not approx)
+
+
 @cache
-def _radix(v: Variant) -> int:
+def _radix(v: Variant, approx: bool) -> int:
     n = 1
     for o in v.operands:
-        if not (o.role == "imm" or (o.role == "s" and o.imm)):
+        if not _drawn(o, approx):
             n *= POOL[o.cls]
     return n
 
@@ -210,8 +217,8 @@ def _chunk(draw, ctx: Ctx):
         orelse = draw(maybe(body(sub)))
         return If(draw(reg("p")), draw(BOOL), then, orelse, uniform, draw(ints(0, 1)))
     if kind == "loop":
-        trips = draw(ints(0, 4))
-        sub = replace(ctx, uniform=ctx.uniform and trips > 0, depth=ctx.depth + 1, loops=ctx.loops + 1)
+        trips = draw(ints(-1, 4))
+        sub = replace(ctx, uniform=ctx.uniform and trips != 0, depth=ctx.depth + 1, loops=ctx.loops + 1)
         return Loop(trips, draw(body(sub)), draw(reg("r")))
     n = draw(pick((2, 4)))
     return Switch(draw(reg("r")), tuple(draw(body(inner, 2)) for _ in range(n)))
