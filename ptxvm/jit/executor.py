@@ -41,6 +41,16 @@ class JitProgram:
     driver: object
     files: dict[int, str]
 
+    @property
+    def kernel_frame(self) -> int:
+        return self.symbols.frame_bytes.get(self.kernel.name, 0)
+
+    @property
+    def local_window(self) -> int:
+        """Per-thread local memory: the kernel's frame, plus a call stack when `.func`s have frames."""
+        calls = any(v for k, v in self.symbols.frame_bytes.items() if k != self.kernel.name)
+        return self.kernel_frame + (L.CALL_STACK_BYTES if calls else 0)
+
 
 def compile_kernel(module: ptx.Module, kernel: ptx.Function, image: ModuleImage, dynamic_shared: int,
                    *, opt: int = 2) -> JitProgram:
@@ -82,7 +92,7 @@ class _Launch:
         c[L.X_PARAMS] = self.params.ctypes.data
         c[L.X_PAGES], c[L.X_NPAGES] = self.pages.ctypes.data, npages
         c[L.X_ALLOCS], c[L.X_SYMBOLS] = self.allocs.ctypes.data, self.symtab.ctypes.data
-        c[L.X_SHARED_SIZE], c[L.X_LOCAL_SIZE] = sym.shared_bytes, sym.local_bytes
+        c[L.X_SHARED_SIZE], c[L.X_LOCAL_SIZE] = sym.shared_bytes, program.local_window
         c[L.X_NTID:L.X_NTID + 3] = geometry.block
         c[L.X_NCTAID:L.X_NCTAID + 3] = geometry.grid
         c[L.X_BUDGET] = max_steps
@@ -97,7 +107,7 @@ def run_kernel(program: JitProgram, geometry: Geometry, memory: DeviceMemory, pa
     launch = _Launch(program, geometry, memory, params, dynamic_shared, max_steps)
     tpc = geometry.threads_per_cta
     sym = program.symbols
-    per_cta = tpc * (program.record_bytes + sym.local_bytes) + sym.shared_bytes + CTA_EXTRA(tpc)
+    per_cta = tpc * (program.record_bytes + program.local_window) + sym.shared_bytes + CTA_EXTRA(tpc)
     ctas_per_batch = max(1, min(geometry.ctas, memory_budget // max(per_cta, 1)))
     for first in range(0, geometry.ctas, ctas_per_batch):
         n = min(ctas_per_batch, geometry.ctas - first)
@@ -130,7 +140,8 @@ class _Batch:
         v["tid"][:, 2] = local // (bx * by)
         self.nwarps = (tpc + 31) // 32
         self.shared = np.zeros(n_ctas * max(p.symbols.shared_bytes, 16), dtype=np.uint8)
-        lb = p.symbols.local_bytes
+        lb = p.local_window
+        v["sp"] = p.kernel_frame
         self.local = np.zeros(n * max(lb, 16), dtype=np.uint8)
         self.xchg = np.zeros(n_ctas * self.nwarps * 32 * L.OUT_SLOTS, dtype=np.uint64)
         self.ctas = np.zeros((n_ctas, L.CTA_RECORD // 4), dtype=np.uint32)
@@ -305,6 +316,10 @@ class _Batch:
         else:
             addr_in = addr
         if kind == L.FaultKind.STACK:
+            if size:
+                raise self._error(KernelFault, t, f"stack overflow: the call frames need more than the "
+                                                  f"{self.launch.program.local_window} bytes of local memory per "
+                                                  "thread the host JIT provides (endless recursion?)")
             raise self._error(KernelFault, t, f"stack overflow: more than {L.MAX_CALL_DEPTH} nested calls "
                                               "(endless recursion?)")
         if kind == L.FaultKind.BAD_CALL:
@@ -315,7 +330,7 @@ class _Batch:
         elif kind == L.FaultKind.READONLY:
             msg = "store to the read-only .const state space"
         elif space in ("shared", "local"):
-            limit = self.launch.program.symbols.shared_bytes if space == "shared" else self.launch.program.symbols.local_bytes
+            limit = self.launch.program.symbols.shared_bytes if space == "shared" else self.launch.program.local_window
             msg = (f"out-of-bounds {space} access of {size} bytes at offset 0x{addr_in:x}; "
                    f"the {space} window holds {limit} bytes")
         else:
@@ -382,8 +397,9 @@ class _MemoryReader:
         sym = bt.launch.program.symbols
         if SHARED_BASE <= addr < SHARED_BASE + sym.shared_bytes:
             return int(bt.shared[int(bt.cta_slot[t]) * max(sym.shared_bytes, 16) + addr - SHARED_BASE])
-        if LOCAL_BASE <= addr < LOCAL_BASE + sym.local_bytes:
-            return int(bt.local[t * max(sym.local_bytes, 16) + addr - LOCAL_BASE])
+        lw = bt.launch.program.local_window
+        if LOCAL_BASE <= addr < LOCAL_BASE + lw:
+            return int(bt.local[t * max(lw, 16) + addr - LOCAL_BASE])
         a = bt.launch.memory.find(addr)
         return int(a.data[addr - a.base]) if a is not None else 0
 

@@ -19,6 +19,7 @@ from llvmlite import ir
 from ..interp.memory import GLOBAL_BASE, LOCAL_BASE, LOCAL_LIMIT, SHARED_BASE, SHARED_LIMIT
 from ..interp.state import PARAM_BASE, PARAM_LIMIT
 from ..ir import nodes as ptx
+from ..ir.types import ScalarType
 from ..lift.function import I1, I8, I8P, I32, I64, FunctionLowering
 from ..lift.hooks import TargetHooks, WarpView
 from . import layout as L
@@ -76,10 +77,58 @@ class HostHooks(TargetHooks):
             b.position_at_end(deep)
             self._fault(fl, None, 0, I64(0), L.FaultKind.STACK, 0)
             b.position_at_end(ok)
+            self.push_frame(fl, fl.fn)
 
     def function_return(self, fl: FunctionLowering) -> None:
         p = self.thr(fl, L.T_DEPTH, I32)
         fl.b.store(fl.b.sub(fl.b.load(p), I32(1)), p)
+        self._release_frame(fl)
+
+    # ------------------------------------------------------------------ local call frames
+    def push_frame(self, fl: FunctionLowering, f) -> None:
+        """Each activation of a `.func` with `.local` variables gets its own frame on the
+        thread's local-memory stack, so recursion keeps them apart (as the interpreter does)."""
+        lay = fl.ml.layout
+        size = lay.frame_bytes.get(f.name, 0)
+        if not size:
+            fl.frames.append((f.name, None))
+            return
+        b = fl.b
+        align = lay.frame_align.get(f.name, 16)
+        sp_p = self.thr(fl, L.T_SP, I64)
+        fp = b.and_(b.add(b.load(sp_p), I64(align - 1)), I64(-align))
+        top = b.add(fp, I64(size))
+        deep, ok = fl.new_block("stack_overflow"), fl.new_block("frame_ok")
+        b.cbranch(b.icmp_unsigned(">", top, self.ctx(fl, L.X_LOCAL_SIZE)), deep, ok)
+        b.position_at_end(deep)
+        self._fault(fl, None, 0, top, L.FaultKind.STACK, size)
+        b.position_at_end(ok)
+        b.store(top, sp_p)
+        slot = fl.hidden_register(f"fp_{len(fl.frames)}", ScalarType.U64)
+        b.store(fp, slot)
+        fl.frames.append((f.name, slot))
+
+    def pop_frame(self, fl: FunctionLowering, f) -> None:
+        """Leaving an inlined ``f``: release its frame (the thread's stack top goes back)."""
+        self._release_frame(fl)
+        fl.frames.pop()
+
+    def _release_frame(self, fl: FunctionLowering) -> None:
+        _name, slot = fl.frames[-1]
+        if slot is not None:
+            fl.b.store(fl.b.load(slot), self.thr(fl, L.T_SP, I64))
+
+    def frame_address(self, fl: FunctionLowering, name: str) -> ir.Value | None:
+        """The address of a `.local` variable of the innermost active function frame."""
+        lay = fl.ml.layout
+        if not fl.frames:
+            off = lay.local_frames.get(fl.fn.name, {}).get(name)
+            return None if off is None else I64(off)
+        fname, slot = fl.frames[-1]
+        off = lay.local_frames.get(fname, {}).get(name)
+        if off is None:
+            return None
+        return fl.b.add(fl.b.load(slot), I64(off)) if slot is not None else I64(off)
 
     def after_call(self, fl: FunctionLowering, status: ir.Value) -> None:
         b = fl.b
@@ -305,8 +354,11 @@ class HostHooks(TargetHooks):
             raise fl.unsupported(ins, f"takes the address of the `.param` variable `{name}`")
         if name in lay.shared:
             return I64(lay.shared[name])
+        addr = self.frame_address(fl, name)
+        if addr is not None:
+            return addr
         if name in lay.local:
-            return I64(lay.local[name])
+            raise fl.unsupported(ins, f"refers to the `.local` variable `{name}` outside its function")
         index = fl.ml.symbol_index(name)
         if index is None:
             raise fl.unsupported(ins, f"refers to `{name}`, which has no storage in this launch")

@@ -23,7 +23,9 @@ T_LIMIT = 80                     # i64: steps at which the thread must stop (qua
 T_IN = 88                        # i64: a result the scheduler hands back (mask, bar.red value)
 T_OUT = 96                       # 8 x i64: operands a thread publishes at a stop
 OUT_SLOTS = 8
-THREAD_HEADER = 160
+T_SP = 160                       # i64: top of this thread's local-memory call stack (an offset)
+THREAD_HEADER = 176
+CALL_STACK_BYTES = 64 << 10       # local memory for `.func` frames per thread, beyond the kernel's
 
 # CTA record
 C_CTAID = 0                      # 3 x i32
@@ -69,10 +71,10 @@ def thread_dtype(record_bytes: int) -> np.dtype:
     """A numpy view of the thread records' header fields."""
     return np.dtype({
         "names": ["resume", "state", "site", "aux", "aux2", "linear", "tid", "steps", "cta", "local",
-                  "fault_addr", "fault_kind", "fault_size", "limit", "inbox", "out"],
+                  "fault_addr", "fault_kind", "fault_size", "limit", "inbox", "out", "sp"],
         "formats": ["<i4", "<i4", "<i4", "<i4", "<i4", "<i4", ("<i4", 3), "<i8", "<u8", "<u8",
-                    "<u8", "<i4", "<i4", "<i8", "<u8", ("<u8", OUT_SLOTS)],
+                    "<u8", "<i4", "<i4", "<i8", "<u8", ("<u8", OUT_SLOTS), "<i8"],
         "offsets": [T_RESUME, T_STATE, T_SITE, T_AUX, T_AUX2, T_LINEAR, T_TID, T_STEPS, T_CTA, T_LOCAL,
-                    T_FAULT_ADDR, T_FAULT_KIND, T_FAULT_SIZE, T_LIMIT, T_IN, T_OUT],
+                    T_FAULT_ADDR, T_FAULT_KIND, T_FAULT_SIZE, T_LIMIT, T_IN, T_OUT, T_SP],
         "itemsize": record_bytes,
     })

@@ -124,6 +124,7 @@ class FunctionLowering:
         self.loc: tuple[int, int, int] | None = None
         self.ins: ptx.Instruction | None = None
         self.inline: list[tuple[str, ir.Block]] = []          # (label prefix, return block) per inlined call
+        self.frames: list[tuple[str, ir.Value]] = []          # (function, frame-pointer register) for `.local`
 
     # ------------------------------------------------------------------ errors
     def unsupported(self, ins: ptx.Instruction, why: str) -> UnsupportedError:
@@ -275,12 +276,20 @@ class FunctionLowering:
         self.inline.append((f"{callee.name}#{len(self.labels)}#", ret))
         self.scopes.append({})
         self.param_bufs.append(dict(params))
+        self.hooks.push_frame(self, callee)
         self.hooks.loop_header(self, _segment_counts(callee.body).get(None, 0))
         self._walk(callee.body)
         self.scopes.pop()
         self.param_bufs.pop()
         self.inline.pop()
         self.continue_in(ret)
+        self.hooks.pop_frame(self, callee)
+
+    def hidden_register(self, name: str, t: ScalarType) -> ir.Value:
+        """A register the PTX does not name (saved and restored at stops like any other)."""
+        slot = self._alloca_b.alloca(storage_type(t), name=name)
+        self.regs[f"%%{name}#{len(self.regs)}"] = (slot, t)
+        return slot
 
     def _walk(self, block: ptx.Block) -> None:
         from .ops import lower_instruction

@@ -45,6 +45,12 @@ class TargetHooks:
     def function_return(self, fl: "FunctionLowering") -> None:
         """Just before a `.func` returns to its caller."""
 
+    def push_frame(self, fl: "FunctionLowering", f) -> None:
+        """Entering ``f`` (called or inlined): allocate its `.local` call frame."""
+
+    def pop_frame(self, fl: "FunctionLowering", f) -> None:
+        """Leaving an inlined ``f``: release its call frame."""
+
     def finish_module(self, ml, entry: ir.Function) -> None:
         """After every function is lowered (e.g. to add a driver or kernel wrapper)."""
 
