@@ -198,10 +198,11 @@ class _Batch:
             self._printf(pr)
             state[pr] = L.State.RUNNABLE
             released = True
+        self._check_barrier_operands(state)
         ar = np.nonzero(state == L.State.ARRIVE)[0]
         for t in ar:
             key = (int(self.cta_slot[t]), int(v["aux"][t]))
-            self.arrived[key] = self.arrived.get(key, 0) + 1
+            self.arrived.setdefault(key, set()).add(int(v["linear"][t]))
         if ar.size:
             state[ar] = L.State.RUNNABLE
             released = True
@@ -234,6 +235,33 @@ class _Batch:
         v["state"][chosen] = L.State.RUNNABLE
         return True
 
+    def _check_barrier_operands(self, state: np.ndarray) -> None:
+        """Barrier ids 0..15 and warp-multiple counts (PTX ISA 9.7.13.1), as the interpreter checks."""
+        v = self.view
+        at = np.nonzero((state == L.State.BARRIER) | (state == L.State.ARRIVE))[0]
+        if not at.size:
+            return
+        bid, cnt = v["aux"][at].astype(np.int64) & 0xFFFFFFFF, v["aux2"][at].astype(np.int64) & 0xFFFFFFFF
+        arrive = state[at] == L.State.ARRIVE
+        bad_id = bid > 15
+        bad_cnt = (cnt % 32 != 0) | (arrive & (cnt == 0))
+        for k in np.nonzero(bad_id | bad_cnt)[0][:1]:
+            t = int(at[k])
+            if bad_id[k]:
+                msg = f"barrier id {int(bid[k])} is out of range (a CTA has barriers 0..15)"
+            elif arrive[k]:
+                msg = f"barrier thread count {int(cnt[k])} is not a non-zero multiple of the warp size (32)"
+            else:
+                msg = f"barrier thread count {int(cnt[k])} is not a multiple of the warp size (32)"
+            raise self._error(TrapError, t, msg)
+
+    def _barrier_count(self, who: np.ndarray, arrived: set[int]) -> tuple[int, int]:
+        """(waiting, arrived) in threads, counting whole warps as the hardware does."""
+        lin = self.view["linear"][who]
+        warps_waiting = set((lin >> 5).tolist())
+        warps_arrived = {t >> 5 for t in arrived} - warps_waiting
+        return 32 * len(warps_waiting), 32 * len(warps_arrived)
+
     def _release_barriers(self, waiting: np.ndarray, state: np.ndarray) -> bool:
         v = self.view
         released = False
@@ -242,11 +270,20 @@ class _Batch:
         for key in np.unique(keys):
             who = waiting[keys == key]
             cta, bid = divmod(int(key), 16)
+            arrived = self.arrived.get((cta, bid), set())
             want = int(v["aux2"][who].max())
-            have = who.size + self.arrived.get((cta, bid), 0)
-            if (want and have >= want) or (not want and who.size >= live[cta]):
-                site = self.launch.program.lifted.sites[int(v["site"][who[0]]) - 1]
-                if "red" in site.instruction.modifiers:
+            site = self.launch.program.lifted.sites[int(v["site"][who[0]]) - 1]
+            is_red = "red" in site.instruction.modifiers
+            if is_red and arrived:
+                raise self._error(TrapError, int(who[0]), f"barrier {bid} is used by `bar.red` and by `bar.arrive` "
+                                                          "in one phase (PTX ISA 9.7.13.1: unpredictable)")
+            if want:
+                w, a = self._barrier_count(who, arrived)
+                done = w + a >= want
+            else:
+                done = who.size + len(arrived) >= live[cta]
+            if done:
+                if is_red:
                     vals = v["out"][who, 0]
                     op = next(m for m in site.instruction.modifiers if m in ("popc", "and", "or"))
                     r = int(np.count_nonzero(vals)) if op == "popc" else int(bool(vals.all())) if op == "and" \
@@ -270,7 +307,7 @@ class _Batch:
 
     def _error(self, cls, t: int, message: str, **extra) -> KernelFault:
         block, thread = self._where(t)
-        site = self._site(t)
+        site = self._site(t) if cls is not DeadlockError else None   # a deadlock is no one instruction
         name = self.launch.program.kernel.name
         ins = site.instruction if site else None
         where = ""
@@ -305,7 +342,7 @@ class _Batch:
             what = site.instruction.opcode if site else "trap"
             if what == "brx.idx":
                 raise self._error(TrapError, t, f"`brx.idx` index is past the targets of `{site.instruction.operands[1]}`")
-            raise self._error(TrapError, t, f"the kernel executed `{what}`")
+            raise self._error(TrapError, t, f"`{what}` executed")
         if st == L.State.ASSERT:
             raise self._error(TrapError, t, self._assert_text(t))
         addr, kind, size = int(v["fault_addr"][t]), int(v["fault_kind"][t]), int(v["fault_size"][t])
@@ -372,7 +409,9 @@ class _Batch:
                 here = waiting[v["aux"][waiting] == bid]
                 want = int(v["aux2"][here].max())
                 if want:
-                    lines.append(f"    barrier {int(bid)} expects {want} threads, has {here.size}")
+                    w, a = self._barrier_count(here, self.arrived.get((cta, int(bid)), set()))
+                    lines.append(f"    barrier {int(bid)} expects {want} threads, has {w + a} "
+                                 f"({w} waiting, {a} by `bar.arrive`)")
                 else:
                     lines.append(f"    barrier {int(bid)} expects all {n_live} non-exited threads, has {here.size}")
                 for s in np.unique(v["site"][here])[:4]:

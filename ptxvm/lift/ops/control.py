@@ -73,6 +73,9 @@ def _bar(fl: FunctionLowering, ins: ptx.Instruction) -> None:
         return
     bid = fl.read(ops[0], ScalarType.U32) if ops else I32(0)
     count = fl.read(ops[1], ScalarType.U32) if len(ops) > 1 else None
+    if mode == "arrive" and count is None:
+        raise fl.unsupported(ins, "is refused: `bar.arrive` needs a thread count: `bar.arrive a, b` "
+                                  "(PTX ISA 9.7.13.1)")
     fl.hooks.barrier(fl, ins, bid, count, arrive=(mode == "arrive"))
 
 
