@@ -124,6 +124,17 @@ class TargetHooks:
         """Publish ``values`` (i64 each) to the warp and wait until the participating lanes have."""
         raise NotImplementedError
 
+    def fence(self, fl: "FunctionLowering", ins: "ptx.Instruction") -> None:
+        """`membar` / `fence`: a sequentially consistent system-wide fence is right on every
+        target; a target may emit a narrower one matching the instruction's scope."""
+        fl.b.fence("seq_cst")
+
+    def native_atomic(self, fl: "FunctionLowering", ins: "ptx.Instruction", op: str, t,
+                      ptr: ir.Value, values: list[ir.Value]) -> ir.Value | None:
+        """`atom`/`red` the target lowers itself: returns the old value (as bits), or None to
+        use the shared lowering (LLVM atomics, compare-and-swap loops for floats)."""
+        return None
+
 
 class WarpView:
     """What a lane sees after a warp exchange: the participating mask and other lanes' values."""

@@ -53,7 +53,10 @@ def _atom(fl: FunctionLowering, ins: ptx.Instruction) -> None:
     vals = [fl.read(o, t) for o in ins.operands[k + 1:]]
     p = b.bitcast(pointer(fl, ins, ins.operands[k], size, write=True), ir.PointerType(ity))
     signed = t.kind == "s"
-    if t.kind == "f":
+    native = fl.hooks.native_atomic(fl, ins, op, t, p, vals)
+    if native is not None:
+        old = native
+    elif t.kind == "f":
         old = _float_atomic(fl, ins, t, op, p, ity, vals)
     elif op == "cas":
         res = b.cmpxchg(p, to_bits(b, vals[0], t), to_bits(b, vals[1], t), "seq_cst", "seq_cst")

@@ -107,8 +107,8 @@ def _st(fl: FunctionLowering, ins: ptx.Instruction) -> None:
 @lowers("prefetch", "prefetchu", "membar", "fence", "discard", "applypriority", "createpolicy")
 def _nop(fl: FunctionLowering, ins: ptx.Instruction) -> None:
     """Sequentially these change nothing; the host runs CTAs concurrently, so fences are real fences."""
-    if ins.opcode in ("membar", "fence") and fl.hooks.name == "host":
-        fl.b.fence("seq_cst")
+    if ins.opcode in ("membar", "fence"):
+        fl.hooks.fence(fl, ins)
     elif ins.opcode == "createpolicy":
         fl.write(ins.operands[0], ScalarType.B64, ir.IntType(64)(0))
 
