@@ -110,7 +110,7 @@ def lower_setp_float(fl: FunctionLowering, ins: ptx.Instruction) -> None:
     r = half.hcompare(fl.b, x, y, cmp, type=t.value, ftz=ftz)
     if isinstance(r, tuple):       # x2: d|p get the low and high element's results
         if not isinstance(dst, ptx.Pair):
-            raise fl.unsupported(ins, "needs a `p|q` destination pair for a packed comparison")
+            raise fl.unsupported(ins, "needs two predicate destinations `p|q` (one per half)")
         fl.write(dst.first, ScalarType.PRED, combine(fl, ins, r[0], third))
         fl.write(dst.second, ScalarType.PRED, combine(fl, ins, r[1], third))
     else:

@@ -307,14 +307,22 @@ def _setp(fl, ins):
 __all__ = ["int_compare", "combine", "write_pair", "I1"]
 
 
+_SET_TRUE = {"f32": 0x3F800000, "f16": 0x3C00, "bf16": 0x3F80}    # 1.0; integer types: all ones
+
+
 @lowers("set")
 def _set(fl, ins):
-    """set.cmp.dtype.stype: all ones (integer dtype) or 1.0 (f32 dtype) where the comparison holds."""
+    """set.cmp{.bool}.dtype.stype (§9.7.6.1, §9.7.7.3): all ones (integer dtype) or 1.0 (float dtype)
+    where the comparison holds; packed half sources give one result per 16-bit half."""
     dt, st = ins.types[0], ins.types[1] if len(ins.types) > 1 else ins.types[0]
     ops = ins.operands
     d, a, c = ops[0], ops[1], ops[2]
     third = ops[3] if len(ops) > 3 else None
     b = fl.b
+    packed = st.value in ("f16x2", "bf16x2")
+    if packed != (dt.value in ("f16x2", "bf16x2")) and not (packed and dt.value in ("u32", "s32")) \
+            or dt.value.endswith("x2") and dt.value != st.value:
+        raise fl.unsupported(ins, f"(.{dt.value} results of .{st.value} comparisons) is not a form of `set`")
     x, y = fl.read(a, st), fl.read(c, st)
     if st.kind == "f":
         cmp = ins.mod("cmp_float")
@@ -324,17 +332,19 @@ def _set(fl, ins):
         else:
             from .. import half
             p = half.hcompare(b, x, y, cmp, type=st.value, ftz="ftz" in ins.modifiers)
-            if isinstance(p, tuple):
-                raise fl.unsupported(ins, "(packed set) has no LLVM lowering yet")
     else:
         p = int_compare(fl, ins.mod("cmp_int") or ins.mod("cmp_bit"), st, x, y)
+    w = max(dt.bits, 8)
+    if packed:
+        one = ir.IntType(32)(_SET_TRUE.get(dt.value[:-2], 0xFFFF))
+        lo, hi = (combine(fl, ins, q, third) for q in p)
+        r = b.or_(b.select(lo, one, ir.IntType(32)(0)), b.shl(b.select(hi, one, ir.IntType(32)(0)), ir.IntType(32)(16)))
+        fl.write(d, dt, r)
+        return
     p = combine(fl, ins, p, third)
-    if dt is ScalarType.F32:
-        r = b.select(p, ir.Constant(ir.FloatType(), 1.0), ir.Constant(ir.FloatType(), 0.0))
-    else:
-        w = max(dt.bits, 8)
-        r = b.select(p, ir.IntType(w)(-1), ir.IntType(w)(0))
-    fl.write(d, dt, r)
+    true = _SET_TRUE.get(dt.value, (1 << w) - 1)
+    r = b.select(p, ir.IntType(w)(true), ir.IntType(w)(0))
+    fl.write(d, dt, r if dt is not ScalarType.F32 else b.bitcast(r, ir.FloatType()))
 
 
 @lowers("vabsdiff4")
