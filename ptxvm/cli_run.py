@@ -22,6 +22,7 @@ examples:
       --grid 4 --block 256 --arg 'f32[1000]=random(seed=1)' --arg 'f32[1000]=arange' \\
       --arg 'f32[1000]=zeros' --arg 1000 -o out.npz
   ptxvm run k.ptx --grid 8,8 --block 16,16 --arg a.npy --arg 'f32[4096]=zeros' --arg 64
+  ptxvm run k.ptx --device cpu ...        # the same launch, compiled by LLVM for this machine
 
 Arrays are passed by reference; after the launch every array argument is printed
 (first elements) and, with -o, saved to an .npz as arg0, arg1, ... (and by parameter name).
@@ -38,15 +39,18 @@ class ArgError(LaunchError):
 
 
 def add_parser(sub, fmt) -> None:
-    p = sub.add_parser("run", formatter_class=fmt, help="run a kernel on the CPU interpreter",
-                       description="Launch a kernel of a PTX file on ptxvm's interpreter and show "
-                                   "(or save) its array arguments afterwards.", epilog=EPILOG)
+    p = sub.add_parser("run", formatter_class=fmt, help="run a kernel on the CPU (interpreter or JIT)",
+                       description="Launch a kernel of a PTX file on ptxvm's interpreter (the reference) "
+                                   "or its LLVM host JIT, and show (or save) its array arguments afterwards.",
+                       epilog=EPILOG)
     p.add_argument("file", metavar="FILE.ptx")
     p.add_argument("--kernel", "-k", help="kernel name (optional when the file has one kernel)")
     p.add_argument("--grid", "-g", default="1", help="X[,Y[,Z]] blocks (default 1)")
     p.add_argument("--block", "-b", default="1", help="X[,Y[,Z]] threads per block (default 1)")
     p.add_argument("--arg", "-a", action="append", default=[], metavar="SPEC", help="one per parameter")
     p.add_argument("--shared", type=int, default=0, metavar="N", help="dynamic shared memory bytes")
+    p.add_argument("--device", "-d", choices=("interp", "cpu"), default=None,
+                   help="executor: the numpy interpreter (reference, default) or the LLVM host JIT")
     p.add_argument("--max-steps", type=int, default=None, metavar="N", help="watchdog step budget")
     p.add_argument("--trace", action="append", default=[], metavar="BLOCK:THREAD",
                    help="trace the instructions one thread executes, e.g. 0:5 or 1,0:3,2 (repeatable)")
@@ -164,7 +168,8 @@ def cmd_run(args) -> int:
     grid, block = parse_dims(args.grid, "grid"), parse_dims(args.block, "block")
     trace = [_trace_spec(spec) for spec in args.trace]
     t = time.perf_counter()
-    stats = k(grid, block, values, shared_mem=args.shared, max_steps=args.max_steps, trace=trace)
+    stats = k(grid, block, values, shared_mem=args.shared, max_steps=args.max_steps, trace=trace,
+              device=args.device)
     dt = time.perf_counter() - t
     arrays = {f"arg{i}": v for i, v in enumerate(values) if isinstance(v, np.ndarray)}
     if not args.quiet:

@@ -133,12 +133,35 @@ def test_printf_prints_in_thread_order(capfd):
     assert capfd.readouterr().out == want and want
 
 
+# Documented differences: after a fault the JIT's memory shows the threads that ran to completion
+# before the faulting one (it runs threads one after another, the interpreter one instruction for all);
+# its stack-overflow report names its own (smaller) local-memory limit.
+KNOWN_DIFFERENT = [
+    "test_interp_faults.py::test_out_of_bounds_global_store_names_thread_and_allocation",
+    "test_interp_locals.py::test_endless_recursion_overflows_the_stack_with_a_fault",
+]
+
+
 @pytest.mark.slow
 def test_interpreter_execution_suite_runs_on_the_jit():
     """Acceptance: every execution case of the interpreter's suite, on device='cpu'."""
     env = dict(os.environ, PTXVM_DEVICE="cpu")
     tests = Path(__file__).parent
-    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-o", "addopts=-m 'not slow'",
-                        str(tests / "test_interp_kernels.py"), str(tests / "test_interp_cases.py")],
+    files = ["test_interp_kernels.py", "test_interp_cases.py", "test_interp_instructions.py", "test_interp_half.py",
+             "test_interp_barriers.py", "test_interp_locals.py", "test_interp_faults.py"]
+    deselect = [a for k in KNOWN_DIFFERENT for a in ("--deselect", str(tests / k))]
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-o", "addopts=-m 'not slow'", *deselect,
+                        *[str(tests / f) for f in files]],
                        env=env, capture_output=True, text=True, timeout=3600)
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
+
+
+def test_cli_run_on_the_jit(tmp_path):
+    from ptxvm.cli import main
+    path = SM80 / "elementwise.ptx"
+    out = tmp_path / "out.npz"
+    argv = ["run", str(path), "--kernel", "vector_add", "--grid", "1", "--block", "64", "--device", "cpu",
+            "--arg", "f32[64]=arange", "--arg", "f32[64]=arange", "--arg", "f32[64]=zeros", "--arg", "64",
+            "-o", str(out)]
+    assert main(argv) == 0
+    assert np.array_equal(np.load(out)["arg2"], 2 * np.arange(64, dtype=np.float32))
