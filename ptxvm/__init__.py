@@ -42,6 +42,9 @@ def __getattr__(name: str):
     if name in ("Module", "DeviceArray", "Kernel", "to_device"):
         from . import driver
         return getattr(driver, name)
+    if name == "compile":               # PTX -> AMD GPU code object (pulls in llvmlite)
+        from .amdgpu import compile
+        return compile
     raise AttributeError(f"module 'ptxvm' has no attribute {name!r}")
 
 

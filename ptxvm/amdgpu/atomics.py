@@ -1,0 +1,112 @@
+"""Atomics and fences with PTX's scopes and orderings (a mixin of AmdgpuHooks).
+
+PTX says what an atomic synchronises with (``.cta`` / ``.gpu`` / ``.sys``) and how
+(``.relaxed`` by default, ``.acquire``, ``.release``, ``.acq_rel``); LLVM's AMDGPU memory
+model takes the same two facts as ``syncscope`` and ordering, and emits exactly the cache
+maintenance each needs.  (The shared lowering's ``seq_cst`` system-scope atomics are
+correct but flush caches around every atomic.)
+
+Atomics that are not system-scope carry ``!amdgpu.no.fine.grained.memory`` and
+``!amdgpu.no.remote.memory``, as HIP's defaults do: the memory is device memory of this
+GPU, which lets the backend use the hardware instructions (``global_atomic_add_f32``...)
+instead of compare-and-swap loops.  Global f32 ``add`` on targets that list it as native
+also carries ``!amdgpu.ignore.denormal.mode``: the hardware flushes subnormals there, which
+is what PTX specifies for ``atom.add.f32`` (round to nearest even, subnormal inputs and
+results flushed to sign-preserving zero).
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+
+from ..ir import nodes as ptx
+from ..lift.function import FunctionLowering
+from ..lift.ops.memory import space_of
+from .llvm_ext import ScopedAtomicRMW, ScopedCmpXchg
+from .targets import Target
+
+LLVM_SCOPE = {"cta": "workgroup", "cluster": "agent", "gpu": "agent", "sys": ""}
+LLVM_ORDER = {"relaxed": "monotonic", "acquire": "acquire", "release": "release", "acq_rel": "acq_rel",
+              "sc": "seq_cst"}
+_INT_RMW = {"add": "add", "and": "and", "or": "or", "xor": "xor", "exch": "xchg", "inc": "uinc_wrap",
+            "dec": "udec_wrap"}
+
+
+def scope_of(ins: ptx.Instruction, space: str, default: str = "gpu") -> str:
+    """The LLVM sync scope for an instruction's `.scope` (shared memory is per workgroup)."""
+    scope = LLVM_SCOPE[ins.mod("scope") or default]
+    return "workgroup" if space == "shared" and scope != "" else scope
+
+
+def _empty_md(module: ir.Module) -> ir.MDValue:
+    return module.add_metadata([])
+
+
+class AtomicHooks:
+    target: Target
+
+    def native_atomic(self, fl: FunctionLowering, ins, op, t, ptr, values):
+        b = fl.b
+        space = space_of(ins)
+        if t.bits > 64:
+            raise fl.unsupported(ins, "is a 128-bit atomic, which AMD GPUs do not provide")
+        scope = scope_of(ins, space)
+        order = LLVM_ORDER[ins.mod("atomsem") or "relaxed"]
+        if t.value in ("f16", "f16x2", "bf16", "bf16x2") or (t.kind == "f" and op not in ("add", "exch", "cas")):
+            return None         # compare-and-swap loop around the shared emitters
+        if op == "cas":
+            fail = "acquire" if order in ("acquire", "acq_rel") else "monotonic"
+            cmp, new = (_bits(b, v) for v in values[:2])
+            instr = ScopedCmpXchg(b.block, ptr, cmp, new, order, fail, "")
+            instr.scope = scope
+            b._insert(instr)
+            self._tag(fl, instr, scope)
+            return b.extract_value(instr, 0)
+        if t.kind == "f" and op == "add":
+            rmw, val = "fadd", values[0]
+        elif op in ("min", "max"):
+            rmw, val = (op if t.kind == "s" else "u" + op), values[0]
+        else:
+            rmw, val = _INT_RMW[op], _bits(b, values[0])
+        instr = ScopedAtomicRMW(b.block, rmw, ptr_for(b, ptr, val.type), val, order, "")
+        instr.scope = scope
+        b._insert(instr)
+        self._tag(fl, instr, scope)
+        if rmw == "fadd" and space in ("global", "generic") and t.value == "f32" \
+                and self.target.has_native_atomic("global", "add", "f32"):
+            instr.set_metadata("amdgpu.ignore.denormal.mode", _empty_md(fl.ml.llmod))
+        return _bits(b, instr)
+
+    def _tag(self, fl: FunctionLowering, instr: ir.Instruction, scope: str) -> None:
+        if scope:     # not system scope: device memory of this GPU
+            md = _empty_md(fl.ml.llmod)
+            instr.set_metadata("amdgpu.no.fine.grained.memory", md)
+            instr.set_metadata("amdgpu.no.remote.memory", md)
+
+    def fence(self, fl: FunctionLowering, ins: ptx.Instruction) -> None:
+        b = fl.b
+        if ins.opcode == "membar":
+            level = ins.mod("membar_level")
+            if level is None:             # membar.proxy: no proxies here; a full fence is safe
+                b.fence("seq_cst")
+                return
+            b.fence("seq_cst", {"cta": "workgroup", "gl": "agent", "sys": None}[level])
+            return
+        sem, scope = ins.mod("fencesem"), ins.mod("scope")
+        if scope is None:                 # proxy / restricted forms: a full fence is safe
+            b.fence("seq_cst")
+            return
+        b.fence(LLVM_ORDER[sem or "sc"], LLVM_SCOPE[scope] or None)
+
+
+def _bits(b: ir.IRBuilder, v: ir.Value) -> ir.Value:
+    if isinstance(v.type, ir.FloatType):
+        return b.bitcast(v, ir.IntType(32))
+    if isinstance(v.type, ir.DoubleType):
+        return b.bitcast(v, ir.IntType(64))
+    return v
+
+
+def ptr_for(b: ir.IRBuilder, p: ir.Value, ty: ir.Type) -> ir.Value:
+    """``p`` as a pointer to ``ty`` (the shared lowering hands an integer-typed pointer)."""
+    return p if p.type.pointee == ty else b.bitcast(p, ir.PointerType(ty, p.type.addrspace))

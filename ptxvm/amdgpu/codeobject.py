@@ -1,0 +1,103 @@
+"""The result of translating a PTX module: one AMD GPU code object and what describes it."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .targets import Target
+
+# Field names of the metadata note (AMDGPUUsage, code object v5) -> ours.
+_FIELDS = {".kernarg_segment_size": "kernarg_size", ".group_segment_fixed_size": "lds_bytes",
+           ".private_segment_fixed_size": "scratch_bytes", ".vgpr_count": "vgpr_count",
+           ".sgpr_count": "sgpr_count", ".agpr_count": "agpr_count", ".wavefront_size": "wavefront_size",
+           ".max_flat_workgroup_size": "max_workgroup_size", ".kernarg_segment_align": "kernarg_align",
+           ".vgpr_spill_count": "vgpr_spills", ".sgpr_spill_count": "sgpr_spills",
+           ".uses_dynamic_stack": "dynamic_stack"}
+_ARG_FIELDS = {".name": "name", ".offset": "offset", ".size": "size", ".value_kind": "kind",
+               ".address_space": "address_space"}
+
+
+def kernel_metadata(note_kernel: dict, ptx_param_names: list[str]) -> dict[str, Any]:
+    """One kernel's entry, in plain names (JSON-ready)."""
+    out: dict[str, Any] = {"name": note_kernel.get(".name"), "symbol": note_kernel.get(".symbol")}
+    for src, dst in _FIELDS.items():
+        if src in note_kernel:
+            v = note_kernel[src]
+            out[dst] = bool(v) if isinstance(v, bool) else v
+    args = []
+    names = iter(ptx_param_names)
+    for a in note_kernel.get(".args", []):
+        arg = {dst: a[src] for src, dst in _ARG_FIELDS.items() if src in a}
+        if not str(arg.get("kind", "")).startswith("hidden_"):
+            arg["name"] = next(names, arg.get("name"))
+        args.append(arg)
+    out["args"] = args
+    return out
+
+
+def count_instructions(asm: str, kernel: str) -> int:
+    """Machine instructions in ``kernel``'s body in LLVM's assembly listing."""
+    lines = asm.splitlines()
+    try:
+        start = lines.index(f"{kernel}:") + 1
+    except ValueError:
+        start = next((i + 1 for i, s in enumerate(lines) if s.strip() == f'"{kernel}":'), None)
+        if start is None:
+            return 0
+    n = 0
+    for line in lines[start:]:
+        s = line.strip()
+        if s.startswith(".Lfunc_end") or s.startswith(".size"):
+            break
+        if s and not s.startswith((".", ";", "//")) and not s.endswith(":") and re.match(r"[a-z_]", s):
+            n += 1
+    return n
+
+
+@dataclass
+class CodeObject:
+    """An AMD GPU code object (``.hsaco``) holding every kernel of a PTX module.
+
+    ``metadata`` maps each kernel's PTX name to its arguments (offset, size, kind; PTX
+    parameter names), kernarg size, LDS and scratch bytes, register counts, wavefront size
+    and maximum workgroup size, read from the object's own metadata note.
+    """
+
+    target: Target
+    hsaco: bytes
+    asm: str
+    llvm_ir: str
+    metadata: dict[str, dict[str, Any]]
+    note: dict[str, Any]                  # the raw decoded NT_AMDGPU_METADATA note
+
+    @property
+    def kernels(self) -> list[str]:
+        return list(self.metadata)
+
+    def save(self, path: str | Path) -> Path:
+        p = Path(path)
+        p.write_bytes(self.hsaco)
+        return p
+
+    def stats(self) -> dict[str, dict[str, Any]]:
+        """Per kernel: instruction count, registers, LDS/scratch and register-limited occupancy."""
+        occ = self.target.occupancy
+        out = {}
+        for name, m in self.metadata.items():
+            v, s, a = (int(m.get(k, 0)) for k in ("vgpr_count", "sgpr_count", "agpr_count"))
+            out[name] = {"instructions": count_instructions(self.asm, name), "vgprs": v, "sgprs": s, "agprs": a,
+                         "lds_bytes": m.get("lds_bytes", 0), "scratch_bytes": m.get("scratch_bytes", 0),
+                         "waves_per_simd": occ.waves(v, a, s), "max_waves_per_simd": occ.max_waves_per_simd}
+        return out
+
+    def metadata_json(self) -> str:
+        return json.dumps({"target": self.target.name, "amdhsa.target": self.note.get("amdhsa.target"),
+                           "code_object_version": self.target.code_object_version,
+                           "kernels": self.metadata}, indent=2, sort_keys=False)
+
+    def __repr__(self) -> str:
+        return f"<CodeObject {self.target.name}: {len(self.hsaco)} bytes, kernels {', '.join(self.kernels)}>"

@@ -1,0 +1,254 @@
+"""Target hooks for AMD GPUs (amdgcn-amd-amdhsa): the kernel ABI, thread identity, control.
+
+A lowered kernel is ``define amdgpu_kernel void @<ptx name>(ptr addrspace(4) byref(...))``:
+one ``byref`` argument per PTX `.param`, each a pointer straight into the kernarg segment
+with the parameter's alignment, so the segment's layout is PTX's and the metadata note
+lists the arguments at PTX's offsets.  Thread identity comes from the workitem/workgroup
+id intrinsics and the code-object-v5 implicit arguments; barriers are ``s_barrier`` with
+workgroup fences; `.func`s stay functions (``inline_synchronising`` off: real GPUs have
+real barriers, no resumable state machine); memory, warps and atomics are in the mixins.
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+
+from ..ir import nodes as ptx
+from ..lift.function import FunctionLowering
+from ..lift.hooks import TargetHooks
+from . import fixups
+from .atomics import AtomicHooks
+from .layout import ModuleLayout
+from .llvm_ext import CONSTANT, I8, I16, I32, I64, LDS, VOID, ScopedAtomicRMW, call, ptr, set_string_attributes
+from .memory import MemoryHooks
+from .targets import Target
+from .warp import WarpHooks
+
+_COMPONENT = {"x": 0, "y": 1, "z": 2}
+# Code object v5 implicit kernel arguments (offsets from llvm.amdgcn.implicitarg.ptr).
+_BLOCK_COUNT, _GROUP_SIZE, _DYNAMIC_LDS = 0, 12, 120
+DEFAULT_MAX_THREADS = 1024        # CUDA's limit on threads per block
+
+
+class AmdgpuHooks(MemoryHooks, WarpHooks, AtomicHooks, TargetHooks):
+    inline_synchronising = False
+
+    def __init__(self, target: Target, layout: ModuleLayout, data_layout: str) -> None:
+        self.target, self.layout = target, layout
+        self.name = target.name
+        self.triple, self.data_layout = target.triple, data_layout
+        self.wave_size = target.wave_size
+        self.kernel: ptx.Function | None = None      # the kernel being lowered (set by codegen)
+        self.accesses = {}
+
+    # ------------------------------------------------------------------ ABI
+    def kernel_signature(self) -> ir.FunctionType:
+        assert self.kernel is not None
+        args = [ptr(CONSTANT, ir.ArrayType(I8, max(d.size_bytes() or 0, 1))) for d in self.kernel.params]
+        return ir.FunctionType(VOID, args)
+
+    def function_prefix_args(self) -> list[ir.Type]:
+        return []
+
+    def function_prefix_values(self, fl: FunctionLowering) -> list[ir.Value]:
+        return []
+
+    def begin_function(self, fl: FunctionLowering) -> None:
+        if fl.is_kernel:
+            fn, k = fl.llfn, fl.fn
+            fn.calling_convention = "amdgpu_kernel"
+            for arg, d in zip(fn.args, k.params):
+                arg.add_attribute("byref")
+                arg.attributes.align = d.align or d.element_bytes()
+                arg.name = d.name
+            set_string_attributes(fn, {"amdgpu-flat-work-group-size": f"1,{max_threads(k)}",
+                                       "uniform-work-group-size": "true"})
+        self.make_frame(fl)
+
+    def finish_function(self, fl: FunctionLowering) -> None:
+        fixups.run(self, fl)
+
+    def after_call(self, fl: FunctionLowering, status: ir.Value) -> None:
+        """A callee that ran `exit` returns 1: end this thread too."""
+        b = fl.b
+        stop, cont = fl.new_block("callee_exited"), fl.new_block("after_call")
+        b.cbranch(b.icmp_unsigned("!=", status, I32(0)), stop, cont)
+        b.position_at_end(stop)
+        if fl.is_kernel:
+            b.ret_void()
+        else:
+            b.ret(status)
+        b.position_at_end(cont)
+
+    # ------------------------------------------------------------------ control
+    def exit_thread(self, fl: FunctionLowering, ins) -> None:
+        fl.b.ret_void()
+
+    def exit_from_function(self, fl: FunctionLowering, ins) -> None:
+        fl.b.ret(I32(1))
+
+    def trap(self, fl: FunctionLowering, ins: ptx.Instruction, kind: str) -> None:
+        if kind != "trap":
+            raise fl.unsupported(ins, "is a debugger breakpoint, which needs a debugger on AMD GPUs")
+        self._trap(fl)
+
+    def _trap(self, fl: FunctionLowering) -> None:
+        call(fl.b, "llvm.trap", VOID, [])     # s_trap 2: the queue reports an error to the host
+        fl.b.unreachable()
+
+    def bad_call(self, fl, ins, target) -> None:
+        self._trap(fl)
+
+    def builtin_call(self, fl, ins, name, rets, args) -> None:
+        if name == "__assertfail":
+            # The message stays on the device: the kernel aborts with a trap, as a failed
+            # assert() does in HIP without device-side printf.
+            self._trap(fl)
+            fl.b.position_at_end(fl.new_block("after_assert"))
+            return
+        raise fl.unsupported(ins, f"calls `{name}`, which AMD GPU code objects do not provide yet")
+
+    def yield_thread(self, fl, ins) -> None:
+        call(fl.b, "llvm.amdgcn.s.sleep", VOID, [I32(1)])
+
+    def barrier(self, fl, ins, barrier_id, count, *, arrive=False, reduce=None):
+        if arrive:
+            raise fl.unsupported(ins, "arrives at a barrier without waiting (one hardware barrier per "
+                                      "workgroup on AMD GPUs)")
+        if count is not None:
+            raise fl.unsupported(ins, "synchronises a subset of the block (a thread count), which the "
+                                      "single AMD workgroup barrier cannot express")
+        # Without a count every thread of the block takes part, whatever the barrier id:
+        # the workgroup barrier is exactly that.
+        if reduce is None:
+            self._barrier(fl)
+            return None
+        return self._barrier_reduce(fl, ins, *reduce)
+
+    def _barrier(self, fl: FunctionLowering) -> None:
+        b = fl.b
+        b.fence("release", "workgroup")
+        call(b, "llvm.amdgcn.s.barrier", VOID, [])
+        b.fence("acquire", "workgroup")
+
+    def _barrier_reduce(self, fl: FunctionLowering, ins, op: str, pred: ir.Value) -> ir.Value:
+        """bar.red.{popc,and,or}: count the block's threads whose predicate holds in one LDS word.
+
+        Three barriers: the first lets every thread finish reading the previous result before
+        thread 0 clears the counter, the second publishes the cleared counter, the third the
+        sum.  ``and`` counts the threads where the predicate fails.
+        """
+        b = fl.b
+        counter = self._reduction_counter(fl.ml.llmod)
+        self._barrier(fl)
+        first = b.icmp_unsigned("==", self.linear_tid(fl), I32(0))
+        with b.if_then(first):
+            b.store(I32(0), counter)
+        self._barrier(fl)
+        counted = b.not_(pred) if op == "and" else pred
+        with b.if_then(counted):
+            instr = ScopedAtomicRMW(b.block, "add", counter, I32(1), "monotonic", "")
+            instr.scope = "workgroup"
+            b._insert(instr)
+        self._barrier(fl)
+        total = b.load(counter)
+        if op == "popc":
+            return total
+        if op == "and":
+            return b.icmp_unsigned("==", total, I32(0))
+        return b.icmp_unsigned("!=", total, I32(0))
+
+    def _reduction_counter(self, llmod: ir.Module) -> ir.Value:
+        name = "__ptx_barrier_reduction"
+        gv = llmod.globals.get(name)
+        if gv is None:
+            gv = ir.GlobalVariable(llmod, I32, name, addrspace=LDS)
+            gv.linkage = "internal"
+            gv.initializer = ir.Constant(I32, ir.Undefined)
+            gv.align = 4
+        return gv
+
+    # ------------------------------------------------------------------ identity
+    def _implicit(self, fl: FunctionLowering, offset: int, ty: ir.Type) -> ir.Value:
+        b = fl.b
+        base = call(b, "llvm.amdgcn.implicitarg.ptr", ptr(CONSTANT), [])
+        p = b.bitcast(b.gep(base, [I64(offset)]) if offset else base, ptr(CONSTANT, ty))
+        v = b.load(p)
+        v.align = ty.width // 8
+        v.set_metadata("invariant.load", fl.ml.llmod.add_metadata([]))
+        return v
+
+    def tid(self, fl: FunctionLowering, comp: int) -> ir.Value:
+        return call(fl.b, f"llvm.amdgcn.workitem.id.{'xyz'[comp]}", I32, [])
+
+    def ntid(self, fl: FunctionLowering, comp: int) -> ir.Value:
+        return fl.b.zext(self._implicit(fl, _GROUP_SIZE + 2 * comp, I16), I32)
+
+    def linear_tid(self, fl: FunctionLowering) -> ir.Value:
+        b = fl.b
+        x, y, z = (self.tid(fl, c) for c in range(3))
+        nx, ny = self.ntid(fl, 0), self.ntid(fl, 1)
+        return b.add(x, b.mul(nx, b.add(y, b.mul(ny, z))))
+
+    def special_register(self, fl, name, component, bits, ins):
+        b = fl.b
+        comp = _COMPONENT.get(component or "x", 0)
+        if name == "%tid":
+            return self.tid(fl, comp)
+        if name == "%ntid":
+            return self.ntid(fl, comp)
+        if name == "%ctaid":
+            return call(b, f"llvm.amdgcn.workgroup.id.{'xyz'[comp]}", I32, [])
+        if name == "%nctaid":
+            return self._implicit(fl, _BLOCK_COUNT + 4 * comp, I32)
+        if name == "%laneid":
+            return self.lane_in_warp(fl)
+        if name == "%warpid":
+            return b.lshr(self.linear_tid(fl), I32(5))
+        if name == "%nwarpid":
+            n = b.mul(b.mul(self.ntid(fl, 0), self.ntid(fl, 1)), self.ntid(fl, 2))
+            return b.lshr(b.add(n, I32(31)), I32(5))
+        if name.startswith("%lanemask_"):
+            lane = self.lane_in_warp(fl)
+            one = b.shl(I32(1), lane)
+            lt = b.sub(one, I32(1))
+            le = b.or_(lt, one)
+            return {"eq": one, "lt": lt, "le": le, "gt": b.not_(le), "ge": b.not_(lt)}[name[len("%lanemask_"):]]
+        if name in ("%clock", "%clock64", "%clock_hi"):
+            v = self._clock(fl)
+            v = b.lshr(v, I64(32)) if name == "%clock_hi" else v
+            return v if bits == 64 else b.trunc(v, I32)
+        if name in ("%globaltimer", "%globaltimer_lo", "%globaltimer_hi"):
+            ticks = call(b, "llvm.readsteadycounter", I64, [])
+            ns = b.mul(ticks, I64(1_000_000_000 // self.target.steady_counter_hz))
+            v = b.lshr(ns, I64(32)) if name.endswith("_hi") else ns
+            return v if bits == 64 else b.trunc(v, I32)
+        if name in ("%smid", "%gridid"):
+            return I32(0) if bits <= 32 else I64(0)
+        if name == "%nsmid":
+            return I32(1)
+        if name == "%dynamic_smem_size":
+            return self._implicit(fl, _DYNAMIC_LDS, I32)
+        if name in ("%total_smem_size", "%aggr_smem_size"):
+            static = call(b, "llvm.amdgcn.groupstaticsize", I32, [])
+            return b.add(static, self._implicit(fl, _DYNAMIC_LDS, I32))
+        raise fl.unsupported(ins, f"reads special register `{name}`, which AMD GPUs do not provide")
+
+    def _clock(self, fl: FunctionLowering) -> ir.Value:
+        # Where the shader cycle counter is too narrow to serve as %clock64, the steady
+        # (real-time) counter stands in: monotone and 64-bit, in other units.
+        if self.target.cycle_counter_bits >= 64:
+            return call(fl.b, "llvm.readcyclecounter", I64, [])
+        return call(fl.b, "llvm.readsteadycounter", I64, [])
+
+
+def max_threads(kernel: ptx.Function) -> int:
+    """Threads per block the kernel may be launched with (`.maxntid` / `.reqntid`, else CUDA's 1024)."""
+    for name in ("reqntid", "maxntid"):
+        d = kernel.directive(name)
+        if d is not None and d.values:
+            n = 1
+            for v in d.values:
+                n *= max(int(v), 1)
+            return min(n, DEFAULT_MAX_THREADS)
+    return DEFAULT_MAX_THREADS

@@ -1,0 +1,66 @@
+"""Lift every kernel of a PTX module into one LLVM module for an AMD GPU.
+
+The shared lifter (``ptxvm.lift``) lowers one kernel per ``ModuleLowering``.  A code
+object holds all of a module's kernels, so each kernel's lowering writes into the same
+llvmlite module and shares the table of lowered `.func`s (a device function is lowered
+once, whichever kernel reaches it first; its lowering does not depend on the kernel).
+Each kernel function is then renamed to its PTX name, which is the symbol a HIP host
+looks up.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+from llvmlite import ir
+
+from ..errors import CodegenError
+from ..ir import nodes as ptx
+from ..lift.module import ModuleLowering
+from .hooks import AmdgpuHooks
+from .layout import module_layout
+from .targets import Target
+
+
+@cache
+def data_layout(triple: str, cpu: str, features: str) -> str:
+    """LLVM's data layout for the target (the private-space stack ``A5`` must be in the IR
+    the worker parses, or allocas in address space 5 fail verification)."""
+    import llvmlite.binding as llvm
+    llvm.initialize_all_targets()
+    llvm.initialize_all_asmprinters()
+    tm = llvm.Target.from_triple(triple).create_target_machine(cpu=cpu, features=features, opt=3, reloc="pic")
+    return str(tm.target_data)
+
+
+def lift_module(module: ptx.Module, target: Target) -> str:
+    """LLVM IR text of every kernel in ``module`` (raises UnsupportedError naming the
+    first instruction this target cannot translate)."""
+    if not module.kernels:
+        raise CodegenError(f"{module.filename or 'the module'} has no kernels (`.entry`) to translate")
+    layout = module_layout(module)
+    hooks = AmdgpuHooks(target, layout, data_layout(target.triple, target.cpu, target.llvm_features))
+    llmod: ir.Module | None = None
+    functions: dict = {}
+    entries: list[tuple[ir.Function, ptx.Function]] = []
+    for kernel in module.kernels.values():
+        hooks.kernel = kernel
+        ml = ModuleLowering(module, hooks, layout.for_kernel(kernel))
+        if llmod is None:
+            llmod = ml.llmod
+        else:
+            ml.llmod = llmod
+        ml.functions = functions
+        lifted = ml.lower(kernel)
+        entries.append((llmod.get_global(lifted.entry), kernel))
+    assert llmod is not None
+    if hooks.accesses:
+        raise CodegenError("internal error: memory accesses left without their AMDGPU rewrite")
+    for fn, kernel in entries:
+        fn.name = kernel.name
+        # llvmlite caches the text of a value's name when first printed (``lower`` printed it).
+        fn.__dict__.pop("_StringReferenceCaching__cached_refstr", None)
+    version = llmod.add_metadata([ir.IntType(32)(1), "amdhsa_code_object_version",
+                                  ir.IntType(32)(target.code_object_version * 100)])
+    llmod.add_named_metadata("llvm.module.flags", version)
+    return str(llmod)
