@@ -62,12 +62,31 @@ import numpy as np
 from .intops import _bitlen, to_unsigned, type_info
 
 __all__ = [
-    "F16", "BF16", "F32",
-    "f32_to_half", "f64_to_half", "cvt_x2_f32", "half_to_f32", "half_to_f64",
-    "half_to_half", "half_to_int", "int_to_half", "half_rint",
-    "add", "sub", "mul", "fma", "neg", "abs_", "min_", "max_",
-    "ex2_approx", "tanh_approx", "setp",
-    "unpack_x2", "pack_x2",
+    "BF16",
+    "F16",
+    "F32",
+    "abs_",
+    "add",
+    "cvt_x2_f32",
+    "ex2_approx",
+    "f32_to_half",
+    "f64_to_half",
+    "fma",
+    "half_rint",
+    "half_to_f32",
+    "half_to_f64",
+    "half_to_half",
+    "half_to_int",
+    "int_to_half",
+    "max_",
+    "min_",
+    "mul",
+    "neg",
+    "pack_x2",
+    "setp",
+    "sub",
+    "tanh_approx",
+    "unpack_x2",
 ]
 
 _U64 = np.uint64
@@ -287,25 +306,44 @@ def _elementwise(fn, t, *ops):
 # conversions (9.7.9.21 cvt)
 # ---------------------------------------------------------------------------
 
+_IRND = {"rni": np.rint, "rzi": np.trunc, "rmi": np.floor, "rpi": np.ceil}
+
+
+def _integral_first(v, rnd):
+    """``.rni/.rzi/.rmi/.rpi`` on a float -> float cvt: round the exact source
+    value ``v`` (float64) to an integral value, then convert that to nearest
+    (``"rn"``); other modes pass through.  (The ISA defines integer rounding for
+    same-size float conversions; on the others ptxvm gives it this meaning, as
+    it does for ``cvt.rni.f32.f64``.)  Signs of zero, infinities and NaN stay."""
+    if rnd in _IRND:
+        with np.errstate(invalid="ignore"):
+            return _IRND[rnd](v), "rn"
+    return v, rnd
+
+
 def f32_to_half(a, fmt: str = "f16", rnd: str = "rn", *, ftz: bool = False,
                 sat: bool = False, relu: bool = False, satfinite: bool = False):
     """``cvt.frnd{.relu}{.satfinite}.{f16,bf16}.f32 d, a`` and the general
-    ``cvt{.frnd}{.ftz}{.sat}.f16.f32`` (9.7.9.21).  ``a``: f32 bits
+    ``cvt{.frnd|.irnd}{.ftz}{.sat}.f16.f32`` (9.7.9.21).  ``a``: f32 bits
     (uint32).  ``.ftz`` flushes an f32 subnormal *input* (it applies to f32
-    operands only).  Returns uint16 bits."""
+    operands only).  ``rnd`` may be an integer rounding (see
+    :func:`_integral_first`).  Returns uint16 bits."""
     x = to_unsigned(a, 32)
     if ftz:
         x = np.where((x & np.uint32(0x7F800000)) == 0, x & np.uint32(0x80000000), x)
     with np.errstate(invalid="ignore"):
         v = x.view(np.float32).astype(np.float64)
+    v, rnd = _integral_first(v, rnd)
     return _round_f64(v, _fmt(fmt)[0], rnd, satfinite=satfinite, sat=sat, relu=relu)
 
 
 def f64_to_half(a, fmt: str = "f16", rnd: str = "rn", *, sat: bool = False,
                 relu: bool = False, satfinite: bool = False):
-    """``cvt.frnd.{f16,bf16}.f64 d, a`` (9.7.9.21): ``a`` f64 bits (uint64),
-    rounded once."""
+    """``cvt.frnd{.relu}{.satfinite}{.sat}.{f16,bf16}.f64 d, a`` (9.7.9.21):
+    ``a`` f64 bits (uint64), rounded once (``rnd`` may be an integer rounding,
+    see :func:`_integral_first`)."""
     v = to_unsigned(a, 64).view(np.float64)
+    v, rnd = _integral_first(v, rnd)
     return _round_f64(v, _fmt(fmt)[0], rnd, satfinite=satfinite, sat=sat, relu=relu)
 
 
@@ -315,35 +353,54 @@ def cvt_x2_f32(a, b, fmt: str = "f16", rnd: str = "rn", *, relu: bool = False,
     "the value converted from input a is stored in the upper half of d and
     the value converted from input b is stored in the lower half":
     ``d[31:16] = cvt(a)``, ``d[15:0] = cvt(b)``."""
-    f = fmt[:-2] if fmt.endswith("x2") else fmt
+    f = fmt.removesuffix("x2")
     hi = f32_to_half(a, f, rnd, relu=relu, satfinite=satfinite)
     lo = f32_to_half(b, f, rnd, relu=relu, satfinite=satfinite)
     return pack_x2(lo, hi)
 
 
-def half_to_f32(h, fmt: str = "f16"):
-    """``cvt.f32.{f16,bf16} d, a`` (9.7.9.21): exact; NaN -> 0x7FFFFFFF."""
-    v = _to_f64(h, _fmt(fmt)[0]).astype(np.float32)
+def _sat_wide(v):
+    """``.sat`` on an f32/f64 result: clamp to [+0.0, 1.0]; NaN and -0.0 give +0.0."""
+    with np.errstate(invalid="ignore"):
+        return np.where(np.isnan(v) | (v <= 0), 0.0, np.minimum(v, 1.0)).astype(v.dtype)
+
+
+def half_to_f32(h, fmt: str = "f16", rnd: str | None = None, *, ftz: bool = False,
+                sat: bool = False):
+    """``cvt{.irnd}{.ftz}{.sat}.f32.{f16,bf16} d, a`` (9.7.9.21): exact
+    (after the optional integer rounding, see :func:`_integral_first`; a
+    floating-point ``rnd`` changes nothing).  ``.ftz`` flushes a subnormal f32
+    *result* (only bf16 has values that small); ``.sat`` clamps to [+0.0,
+    1.0].  NaN -> 0x7FFFFFFF (0 with .sat).  Returns uint32 bits."""
+    v, _ = _integral_first(_to_f64(h, _fmt(fmt)[0]), rnd)
+    if ftz:
+        v = np.where(np.abs(v) < 2.0 ** -126, np.copysign(0.0, v), v)
+    if sat:
+        v = _sat_wide(v)
+    with np.errstate(invalid="ignore"):         # NaN (replaced below)
+        v = v.astype(np.float32)
     return np.where(np.isnan(v), np.uint32(0x7FFFFFFF), v.view(np.uint32))
 
 
-def half_to_f64(h, fmt: str = "f16"):
-    """``cvt.f64.{f16,bf16} d, a`` (9.7.9.21): exact; NaN -> canonical
-    0x7FFFFFFFFFFFFFFF."""
-    v = _to_f64(h, _fmt(fmt)[0])
+def half_to_f64(h, fmt: str = "f16", rnd: str | None = None, *, sat: bool = False):
+    """``cvt{.irnd}{.sat}.f64.{f16,bf16} d, a`` (9.7.9.21): exact (after the
+    optional integer rounding); ``.sat`` clamps to [+0.0, 1.0].  NaN ->
+    canonical 0x7FFFFFFFFFFFFFFF (0 with .sat)."""
+    v, _ = _integral_first(_to_f64(h, _fmt(fmt)[0]), rnd)
+    if sat:
+        v = _sat_wide(v)
     return np.where(np.isnan(v), _U64(0x7FFFFFFFFFFFFFFF), v.view(np.uint64))
 
 
 def half_to_half(h, src: str, dst: str, rnd: str = "rn", *, sat: bool = False,
                  relu: bool = False, satfinite: bool = False):
-    """``cvt.frnd.bf16.f16`` / ``cvt.frnd.f16.bf16`` (9.7.9.21).  Via the exact
-    float64 value, so one rounding ("via f32" gives the same: f16 and bf16
-    both convert to f32 exactly)."""
-    v = _to_f64(h, _fmt(src)[0])
+    """``cvt{.frnd|.irnd}{.relu}{.satfinite}{.sat}.bf16.f16`` / ``.f16.bf16``
+    and the same-type ``cvt.irnd.f16.f16`` / ``.bf16.bf16`` (9.7.9.21).  Via
+    the exact float64 value, so one rounding ("via f32" gives the same: f16
+    and bf16 both convert to f32 exactly); an integer rounding first rounds
+    to an integral value (:func:`_integral_first`)."""
+    v, rnd = _integral_first(_to_f64(h, _fmt(src)[0]), rnd)
     return _round_f64(v, _fmt(dst)[0], rnd, satfinite=satfinite, sat=sat, relu=relu)
-
-
-_IRND = {"rni": np.rint, "rzi": np.trunc, "rmi": np.floor, "rpi": np.ceil}
 
 
 def half_rint(h, fmt: str = "f16", irnd: str = "rni"):

@@ -6,11 +6,11 @@ import numpy as np
 
 from ...ir import nodes as ir
 from ...ir.types import ScalarType
+from .. import half
+from .. import numerics as num
 from ..program import CompileContext, numpy_dtype, reader, writer
 from ..state import FLOAT, SINT, UINT
 from . import impl
-from .. import half
-from .. import numerics as num
 
 
 @impl("mov")
@@ -67,6 +67,11 @@ def _int_to_int(v: np.ndarray, src: ScalarType, dst: ScalarType, sat: bool) -> n
 
 
 _HALF = ("f16", "bf16")
+_ROUNDINGS = ("rn", "rz", "rm", "rp", "rna", "rni", "rzi", "rmi", "rpi")
+
+
+class CvtRefused(Exception):
+    """A scalar ``cvt`` form the interpreter does not execute (the message says why)."""
 
 
 @impl("cvt")
@@ -76,65 +81,89 @@ def _cvt(ctx: CompileContext, ins: ir.Instruction):
         return _cvt_pack(ctx, ins), 0, -1
     src = reader(ctx, ins.operands[1], src_t, ins)
     dst = writer(ctx, ins.operands[0], dst_t, ins)
-    sat = ins.has("sat")
-    use_ftz = ins.has("ftz")
-    rnd = next((m for m in ins.modifiers if m in ("rn", "rz", "rm", "rp", "rna", "rni", "rzi", "rmi", "rpi")),
-               None)
+    rnd = next((m for m in ins.modifiers if m in _ROUNDINGS), None)
+    try:
+        fn = scalar_cvt(dst_t, src_t, rnd, ftz=ins.has("ftz"), sat=ins.has("sat"),
+                        relu=ins.has("relu"), satfinite=ins.has("satfinite"))
+    except CvtRefused as e:
+        raise ctx.unsupported(ins, str(e)) from None
+    return (lambda b, lanes: dst(b, lanes, fn(src(b, lanes)))), 0, -1
+
+
+def scalar_cvt(dst_t: ScalarType, src_t: ScalarType, rnd: str | None = None, *, ftz: bool = False,
+               sat: bool = False, relu: bool = False, satfinite: bool = False):
+    """The scalar ``cvt{.rnd}{.relu}{.satfinite}{.ftz}{.sat}.dst.src`` as a function from
+    the source's raw bits (what a register reader gives) to the destination's raw bits
+    (``UINT[max(bits, 8)]``).  Raises :class:`CvtRefused` for forms not executed.
+
+    ``.relu``/``.satfinite`` apply to f16/bf16 destinations from a float source (PTX ISA
+    9.0 §9.7.9.21 "Saturation modifier"); elsewhere they are refused rather than ignored.
+    An integer rounding on a float -> float conversion rounds to an integral value first
+    (numerics_cvt / half.py)."""
     d, s_ = dst_t.value, src_t.value
     dk, sk = dst_t.kind, src_t.kind
     out_u = UINT[max(dst_t.bits, 8)]
     if dk in "sub" and sk in "sub":
-        return (lambda b, lanes: dst(b, lanes, _int_to_int(src(b, lanes), src_t, dst_t, sat))), 0, -1
+        return lambda x: _int_to_int(x, src_t, dst_t, sat)
     if d == "tf32":
-        if s_ != "f32" or rnd != "rna":
-            raise ctx.unsupported(ins, "is not executable yet (only cvt.rna.tf32.f32)")
-        fn = _tf32_rna
+        if s_ != "f32" or rnd != "rna" or relu or ftz or sat:
+            raise CvtRefused("is not executable yet (only cvt.rna{.satfinite}.tf32.f32)")
+        fn = (lambda x: _tf32_rna(x, satfinite=True)) if satfinite else _tf32_rna
+    elif (relu or satfinite) and not (d in _HALF and sk == "f"):
+        raise CvtRefused("is not executable: .relu/.satfinite apply to a float -> f16/bf16 conversion")
     elif s_ in _HALF or d in _HALF:
-        fn = _half_cvt(ctx, ins, d, s_, rnd, use_ftz, sat)
-    elif sk == "f" and dk in "su":
-        fn = lambda x: num.cvt_f2i(x.view(FLOAT[src_t.bits]), d, rnd or "rzi", ftz=use_ftz)  # noqa: E731
-    elif dk == "f" and sk in "su":
-        fn = lambda x: num.cvt_i2f(x.view(numpy_dtype(src_t)), s_, d, rnd or "rn", sat=sat)  # noqa: E731
+        fn = _half_cvt(d, s_, rnd, ftz, sat, relu, satfinite)
+    elif sk == "f" and dk in "sub":                 # a .bN integer side reads as .uN
+        fn = lambda x: num.cvt_f2i(x.view(FLOAT[src_t.bits]), d, rnd or "rzi", ftz=ftz)
+    elif dk == "f" and sk in "sub":
+        fn = lambda x: num.cvt_i2f(x.view(numpy_dtype(src_t)), s_, d, rnd or "rn", sat=sat)
     elif dk == "f" and sk == "f":
-        fn = lambda x: num.cvt_f2f(x.view(FLOAT[src_t.bits]), d, rnd, ftz=use_ftz, sat=sat)  # noqa: E731
+        fn = lambda x: num.cvt_f2f(x.view(FLOAT[src_t.bits]), d, rnd, ftz=ftz, sat=sat)
     else:
-        raise ctx.unsupported(ins, "is not executable yet")
+        raise CvtRefused("is not executable yet")
     want = numpy_dtype(dst_t) if dk != "f" or dst_t.bits in (32, 64) else np.dtype(np.uint16)
 
-    def run(b, lanes):
-        r = np.asarray(fn(src(b, lanes)))
+    def conv(x):
+        r = np.asarray(fn(x))
         if r.dtype != want:
             # Models return either values or raw bits (half.py gives f32 results as uint32 bits).
             bits = r.dtype.kind in "ui" and want.kind == "f" and r.dtype.itemsize == want.itemsize
             r = r.view(want) if bits else r.astype(want)
-        dst(b, lanes, r.view(out_u))
-    return run, 0, -1
+        return r.view(out_u)
+    return conv
 
 
-def _tf32_rna(x: np.ndarray) -> np.ndarray:
-    """`cvt.rna.tf32.f32`: keep 10 mantissa bits, rounding to nearest with ties away from zero
-    (adding half an ulp to the magnitude bits does exactly that; a carry moves into the
-    exponent, up to infinity). NaN stays NaN (canonical)."""
+def _tf32_rna(x: np.ndarray, satfinite: bool = False) -> np.ndarray:
+    """`cvt.rna{.satfinite}.tf32.f32`: keep 10 mantissa bits, rounding to nearest with ties
+    away from zero (adding half an ulp to the magnitude bits does exactly that; a carry moves
+    into the exponent, up to infinity). NaN stays NaN (canonical). `.satfinite`: a result
+    beyond the largest finite tf32 (an infinite input too) is that value, sign kept."""
     u = x.view(np.uint32)
     r = (u + np.uint32(0x1000)) & np.uint32(0xFFFFE000)
+    if satfinite:
+        inf = (r & np.uint32(0x7FFFFFFF)) == np.uint32(0x7F800000)
+        r = np.where(inf, (r & np.uint32(0x80000000)) | np.uint32(0x7F7FE000), r)
     nan = (u & np.uint32(0x7FFFFFFF)) > np.uint32(0x7F800000)
     return np.where(nan, np.uint32(0x7FFFFFFF), r)
 
 
-def _half_cvt(ctx, ins, d, s_, rnd, use_ftz, sat):
-    """Conversions to and from f16/bf16 (held as uint16 bits), on half.py's exact models."""
+def _half_cvt(d, s_, rnd, ftz, sat, relu, satfinite):
+    """Conversions to and from f16/bf16 (held as uint16 bits), on half.py's exact models.
+    ``.relu``/``.satfinite`` reach here only with a half destination and a float source."""
     if s_ in _HALF and d in _HALF:
-        return lambda x: half.half_to_half(x, s_, d, rnd or "rn", sat=sat)
+        return lambda x: half.half_to_half(x, s_, d, rnd or "rn", sat=sat, relu=relu, satfinite=satfinite)
     if s_ in _HALF and d == "f32":
-        return lambda x: half.half_to_f32(x, s_)
+        return lambda x: half.half_to_f32(x, s_, rnd, ftz=ftz, sat=sat)
     if s_ in _HALF and d == "f64":
-        return lambda x: half.half_to_f64(x, s_)
+        return lambda x: half.half_to_f64(x, s_, rnd, sat=sat)
     if s_ in _HALF:
-        return lambda x: half.half_to_int(x, s_, d, rnd or "rni", ftz=use_ftz)
+        return lambda x: half.half_to_int(x, s_, d, rnd or "rni", ftz=ftz)
     if s_ == "f32":
-        return lambda x: half.f32_to_half(x.view(np.float32), d, rnd or "rn", ftz=use_ftz, sat=sat)
+        return lambda x: half.f32_to_half(x.view(np.float32), d, rnd or "rn", ftz=ftz, sat=sat, relu=relu,
+                                          satfinite=satfinite)
     if s_ == "f64":
-        return lambda x: half.f64_to_half(x.view(np.float64), d, rnd or "rn", sat=sat)
+        return lambda x: half.f64_to_half(x.view(np.float64), d, rnd or "rn", sat=sat, relu=relu,
+                                          satfinite=satfinite)
     return lambda x: half.int_to_half(x, s_, d, rnd or "rn", sat=sat)
 
 
