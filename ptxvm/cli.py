@@ -418,6 +418,8 @@ examples:
     add_run(sub, fmt)
     from .cli_difftest import add_parsers as add_difftest
     add_difftest(sub, fmt)
+    from .cli_translate import add_parser as add_translate
+    add_translate(sub, fmt)
     return ap
 
 

@@ -13,7 +13,8 @@ Run once per function, after its body is lowered (``AmdgpuHooks.finish_function`
    pointer the shared lowering saw), so volatile and atomic accesses stay ``global_*``.
 3. **Memory ordering.**  ``ld/st.volatile`` become volatile, ``.relaxed/.acquire/.release``
    become atomic loads and stores with PTX's scope, ``ld.global.nc`` gets
-   ``!invariant.load``.  An ordered access the rewrite cannot find is an error, never a
+   ``!invariant.load``; the shared lowering's compare-and-swap loops (half-precision
+   atomics) get the atomic's scope and ordering instead of ``seq_cst`` system-wide.  An ordered access the rewrite cannot find is an error, never a
    plain load (a spin-wait hoisted out of its loop would hang on the GPU).
 """
 
@@ -27,7 +28,8 @@ from llvmlite.ir import instructions as llins
 
 from ..errors import CodegenError
 from .atomics import LLVM_ORDER, scope_of
-from .llvm_ext import PRIVATE, OrderedLoad, OrderedStore, PrivateAlloca
+from .llvm_ext import (PRIVATE, OrderedLoad, OrderedStore, PrivateAlloca, ScopedAtomicRMW, ScopedCmpXchg,
+                       ScopedLoadAtomic)
 
 if TYPE_CHECKING:
     from ..lift.function import FunctionLowering
@@ -95,6 +97,11 @@ def _memory_accesses(hooks: "AmdgpuHooks", fl: "FunctionLowering", instrs: list[
 
     converted: set[int] = set()
     for i in instrs:
+        if type(i) in _SHARED_ATOMICS:
+            hit = resolve(i.operands[0])
+            if hit is not None:
+                _scope_atomic(hooks, fl, i, hit[0])
+            continue
         if type(i) is llins.LoadInstr:
             hit = resolve(i.operands[0])
         elif type(i) is llins.StoreInstr:
@@ -128,6 +135,26 @@ def _retarget(i: ir.Instruction, acc: "Access", offset: int) -> None:
     b.position_before(i)
     q = b.gep(acc.typed, [ir.IntType(64)(offset)]) if offset else acc.typed
     i.operands[k] = b.bitcast(q, ir.PointerType(elem, acc.typed.type.addrspace))
+
+
+_SHARED_ATOMICS = {llins.LoadAtomicInstr: ScopedLoadAtomic, llins.CmpXchg: ScopedCmpXchg,
+                   llins.AtomicRMW: ScopedAtomicRMW}
+
+
+def _scope_atomic(hooks: "AmdgpuHooks", fl: "FunctionLowering", i: ir.Instruction, acc: "Access") -> None:
+    """The shared lowering's compare-and-swap loops (half-precision atomics) are ``seq_cst``
+    at system scope; give them the instruction's own scope and ordering."""
+    if acc.ins.opcode not in ("atom", "red"):
+        return
+    scope = scope_of(acc.ins, acc.space)
+    order = LLVM_ORDER[acc.ins.mod("atomsem") or "relaxed"]
+    i.__class__ = _SHARED_ATOMICS[type(i)]
+    i.scope = scope
+    if isinstance(i, llins.CmpXchg):
+        i.ordering, i.failordering = order, "acquire" if order in ("acquire", "acq_rel") else "monotonic"
+    elif isinstance(i, llins.AtomicRMW):
+        i.ordering = order
+    hooks._tag(fl, i, scope)
 
 
 def _alignment(size: int, offset: int) -> int:
