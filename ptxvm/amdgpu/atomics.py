@@ -12,7 +12,8 @@ GPU, which lets the backend use the hardware instructions (``global_atomic_add_f
 instead of compare-and-swap loops.  Global f32 ``add`` on targets that list it as native
 also carries ``!amdgpu.ignore.denormal.mode``: the hardware flushes subnormals there, which
 is what PTX specifies for ``atom.add.f32`` (round to nearest even, subnormal inputs and
-results flushed to sign-preserving zero).
+results flushed to sign-preserving zero).  Floating-point adds are kept out of LLVM's
+wave-level atomic combining, which would round differently (``_opaque_offset``).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from llvmlite import ir
 from ..ir import nodes as ptx
 from ..lift.function import FunctionLowering
 from ..lift.ops.memory import space_of
-from .llvm_ext import ScopedAtomicRMW, ScopedCmpXchg
+from .llvm_ext import ScopedAtomicRMW, ScopedCmpXchg, call
 from .targets import Target
 
 LLVM_SCOPE = {"cta": "workgroup", "cluster": "agent", "gpu": "agent", "sys": ""}
@@ -64,6 +65,7 @@ class AtomicHooks:
             return b.extract_value(instr, 0)
         if t.kind == "f" and op == "add":
             rmw, val = "fadd", values[0]
+            ptr = _opaque_offset(b, ptr)
         elif op in ("min", "max"):
             rmw, val = (op if t.kind == "s" else "u" + op), values[0]
         else:
@@ -97,6 +99,22 @@ class AtomicHooks:
             b.fence("seq_cst")
             return
         b.fence(LLVM_ORDER[sem or "sc"], LLVM_SCOPE[scope] or None)
+
+
+def _opaque_offset(b: ir.IRBuilder, p: ir.Value) -> ir.Value:
+    """``p`` plus a per-lane zero the compiler does not see through.
+
+    LLVM's AMDGPU atomic optimizer merges a wave's atomics on one address into a single
+    atomic of the lanes' combined operand (``x * popcount`` for a uniform ``x``).  That is
+    exact for integers, but for floating-point adds it rounds differently from any order of
+    the individual adds PTX specifies (1.0 plus 2^-24 twice is 1.0 one add at a time and
+    1.0000001 merged).  The optimizer leaves atomics on divergent addresses alone, so the
+    address gets ``mbcnt_lo(0, 0)``: always 0, a per-lane value to the compiler, one
+    ``v_mbcnt`` at run time.  (Tests check the merge stays off.)
+    """
+    zero = call(b, "llvm.amdgcn.mbcnt.lo", ir.IntType(32), [ir.IntType(32)(0), ir.IntType(32)(0)])
+    raw = b.bitcast(p, ir.PointerType(ir.IntType(8), p.type.addrspace))
+    return b.bitcast(b.gep(raw, [zero]), p.type)
 
 
 def _bits(b: ir.IRBuilder, v: ir.Value) -> ir.Value:

@@ -28,6 +28,7 @@ _COMPONENT = {"x": 0, "y": 1, "z": 2}
 # Code object v5 implicit kernel arguments (offsets from llvm.amdgcn.implicitarg.ptr).
 _BLOCK_COUNT, _GROUP_SIZE, _DYNAMIC_LDS = 0, 12, 120
 DEFAULT_MAX_THREADS = 1024        # CUDA's limit on threads per block
+_EXITED, _TRAPPED = 1, 2          # what a lowered `.func` returns besides 0 (carry on)
 
 
 class AmdgpuHooks(MemoryHooks, WarpHooks, AtomicHooks, TargetHooks):
@@ -69,15 +70,22 @@ class AmdgpuHooks(MemoryHooks, WarpHooks, AtomicHooks, TargetHooks):
         fixups.run(self, fl)
 
     def after_call(self, fl: FunctionLowering, status: ir.Value) -> None:
-        """A callee that ran `exit` returns 1: end this thread too."""
+        """A callee returns 0 to carry on, ``_EXITED`` after `exit` (end this thread too) or
+        ``_TRAPPED`` after a trap (trap here: only kernels hold the trap itself)."""
         b = fl.b
-        stop, cont = fl.new_block("callee_exited"), fl.new_block("after_call")
-        b.cbranch(b.icmp_unsigned("!=", status, I32(0)), stop, cont)
-        b.position_at_end(stop)
-        if fl.is_kernel:
-            b.ret_void()
-        else:
+        cont = fl.new_block("after_call")
+        if not fl.is_kernel:
+            stop = fl.new_block("callee_stopped")
+            b.cbranch(b.icmp_unsigned("!=", status, I32(0)), stop, cont)
+            b.position_at_end(stop)
             b.ret(status)
+        else:
+            exited = fl.new_block("callee_exited")
+            sw = b.switch(status, self._trap_block(fl))
+            sw.add_case(I32(0), cont)
+            sw.add_case(I32(_EXITED), exited)
+            b.position_at_end(exited)
+            b.ret_void()
         b.position_at_end(cont)
 
     # ------------------------------------------------------------------ control
@@ -85,7 +93,7 @@ class AmdgpuHooks(MemoryHooks, WarpHooks, AtomicHooks, TargetHooks):
         fl.b.ret_void()
 
     def exit_from_function(self, fl: FunctionLowering, ins) -> None:
-        fl.b.ret(I32(1))
+        fl.b.ret(I32(_EXITED))
 
     def trap(self, fl: FunctionLowering, ins: ptx.Instruction, kind: str) -> None:
         if kind != "trap":
@@ -93,8 +101,23 @@ class AmdgpuHooks(MemoryHooks, WarpHooks, AtomicHooks, TargetHooks):
         self._trap(fl)
 
     def _trap(self, fl: FunctionLowering) -> None:
-        call(fl.b, "llvm.trap", VOID, [])     # s_trap 2: the queue reports an error to the host
-        fl.b.unreachable()
+        """Abort the dispatch.  Each kernel holds one ``llvm.trap`` (``s_trap 2``: the queue
+        reports an error to the host) that every trap site branches to; a `.func` returns
+        ``_TRAPPED`` and its caller traps.  One trap per function also avoids an LLVM 22
+        gfx11 failure: a second ``llvm.trap`` in a function aborts the object emitter."""
+        if fl.is_kernel:
+            fl.b.branch(self._trap_block(fl))
+        else:
+            fl.b.ret(I32(_TRAPPED))
+
+    def _trap_block(self, fl: FunctionLowering) -> ir.Block:
+        blk = getattr(fl, "amdgpu_trap", None)
+        if blk is None:
+            blk = fl.amdgpu_trap = fl.new_block("trap")
+            b = ir.IRBuilder(blk)
+            call(b, "llvm.trap", VOID, [])
+            b.unreachable()
+        return blk
 
     def bad_call(self, fl, ins, target) -> None:
         self._trap(fl)
