@@ -52,6 +52,7 @@ class GeneratedKernel:
     approx: bool                         # some outputs hold .approx results (compared within bounds)
     approx_ops: tuple[str, ...] = ()     # per record slot of the apx array: the bound's key
     approx_arg: int | None = None        # index of the apx array in args
+    seed: int = 0                        # the input data's seed (see kernel_from_ptx)
 
     @property
     def layout(self) -> Layout:
@@ -73,6 +74,15 @@ class GeneratedKernel:
 def build_kernel(chunks, layout: Layout, seed: int) -> GeneratedKernel:
     """Render ``chunks`` and make the launch's input arrays from ``seed``."""
     ptx, approx_ops, _sm = render_kernel(chunks, layout)
+    return kernel_from_ptx(ptx, layout.grid, layout.block, seed, approx_ops)
+
+
+def kernel_from_ptx(ptx: str, grid: tuple[int, int, int], block: tuple[int, int, int], seed: int,
+                    approx_ops: tuple[str, ...] = ()) -> GeneratedKernel:
+    """A generated kernel from its text, launch and data seed (as a failure report
+    prints them): the arrays depend on nothing else, so edited or reduced versions
+    of a failing program run on the same data."""
+    layout = Layout(tuple(grid), tuple(block))
     rng = np.random.default_rng(seed)
     T = layout.threads
     a_in = words(rng, layout.in_words)
@@ -90,7 +100,7 @@ def build_kernel(chunks, layout: Layout, seed: int) -> GeneratedKernel:
     apx = np.zeros(max(1, len(approx_ops)) * 3 * T, dtype=np.uint64)
     k = int(rng.integers(0, 8))                      # the scalar parameter p_k (uniform trip counts)
     return GeneratedKernel(ptx, KERNEL, layout.grid, layout.block, (a_in, out, mem, apx, k),
-                           (1, 2, 3) if approx_ops else (1, 2), bool(approx_ops), approx_ops, 3)
+                           (1, 2, 3) if approx_ops else (1, 2), bool(approx_ops), approx_ops, 3, seed)
 
 
 @st.composite
@@ -156,7 +166,10 @@ def check_agreement(gk: GeneratedKernel, executors=("interp", "cpu"), *, allow_r
 
 
 def _failure(gk: GeneratedKernel, what: str) -> str:
-    return f"{what}\n\nlaunch: grid={gk.grid} block={gk.block} args={ARG_NAMES}\n{gk.listing()}"
+    return (f"{what}\n\nlaunch: grid={gk.grid} block={gk.block} args={ARG_NAMES}; to rerun: "
+            f"kernel_from_ptx(ptx, {gk.grid}, {gk.block}, seed={gk.seed}, approx_ops={gk.approx_ops})\n"
+            f"{gk.listing()}")
 
 
-__all__ = ["ARG_NAMES", "Agreement", "GeneratedKernel", "build_kernel", "check_agreement", "kernels", "run_on"]
+__all__ = ["ARG_NAMES", "Agreement", "GeneratedKernel", "build_kernel", "check_agreement", "kernel_from_ptx", "kernels",
+           "run_on"]

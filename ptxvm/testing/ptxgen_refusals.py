@@ -13,27 +13,20 @@ from __future__ import annotations
 
 from .ptxgen_isa import Variant
 
-# Whole templates (not arithmetic variants) the interpreter refuses.
-REFUSED_TEMPLATES = {
-    "switch": "brx.idx is not supported by the interpreter (UnsupportedError at compile time)",
-}
-
-_PACKED_INT = ("u16x2", "s16x2")
+# Whole templates (not arithmetic variants) the interpreter refuses (none today;
+# "switch", brx.idx, was until the interpreter implemented it).
+REFUSED_TEMPLATES: dict[str, str] = {}
 
 
 def interp_refuses(v: Variant, combo: tuple[str, ...]) -> str | None:
     """Why the interpreter refuses or crashes on this template, or None."""
     op, form, t = v.opcode, v.form, v.types
-    if op == "slct":
-        return "slct is not implemented by the interpreter (UnsupportedError)"
     if op == "cvt":
         if form == "tf32" and "rna" not in combo:
-            return "cvt.{rn,rz}{.relu}{.satfinite}.tf32.f32: only cvt.rna.tf32.f32 executes"
+            return "cvt.{rn,rz}{.relu}{.satfinite}.tf32.f32: only cvt.rna{.satfinite}.tf32.f32 executes"
         if form in ("pack-x2-rs", "fp8-from-f32", "fp8-from-half", "half-from-fp8", "ue8m0-from-f32",
                     "bf16x2-from-ue8m0"):
             return f"cvt ({form}) is not executable yet"
-        if t[0] == t[1] and t[0] in ("f16", "bf16") and any(m in combo for m in ("rni", "rzi", "rmi", "rpi")):
-            return "cvt.rni.f16.f16 (integer rounding of half values) raises ValueError inside half.py"
     if op in ("ex2", "tanh") and t[0] in ("f16", "bf16", "f16x2", "bf16x2"):
         return f"{op}.approx on half types is not executable yet"
     if op in ("min", "max") and t[0] == "f32" and ("abs" in combo or len(v.operands) == 4):
@@ -46,16 +39,10 @@ def interp_refuses(v: Variant, combo: tuple[str, ...]) -> str | None:
 def interp_known_wrong(v: Variant, combo: tuple[str, ...]) -> str | None:
     """Why the interpreter's result contradicts the ISA for this template, or None."""
     op, form, t = v.opcode, v.form, v.types
-    if op in ("add", "sub", "min", "max") and t[0] in _PACKED_INT:
-        return f"{op}.{t[0]} is computed as one 32-bit operation, not two 16-bit lanes"
-    if op in ("min", "max") and "relu" in combo:
-        return f"{op}.relu ignores .relu"
     if op in ("add", "sub", "fma") and form == "mixed":
         return f"mixed-precision {op}.f32.{t[1]} reads the half sources as f32"
     if t and t[0] == "f32x2":
         return f"{op}.f32x2 does not compute two f32 lanes"
-    if op == "cvt" and form == "float-float" and any(m in combo for m in ("relu", "satfinite")):
-        return "cvt.{relu,satfinite}.{f16,bf16}.f32 ignores .relu and .satfinite"
     return None
 
 

@@ -250,6 +250,8 @@ class Renderer:
         cls = reg_class(t)
         sem = f".{a.sem}" if a.sem else ""
         noftz = ".noftz" if t in ("f16", "bf16", "f16x2", "bf16x2") else ""
+        if t.startswith("bf16"):
+            self.sm = max(self.sm, 90)           # atom.add.noftz.bf16{x2}: sm_90
         if a.where == "own":
             addr = f"[%aown+{a.counter}]"
             space = "global"
