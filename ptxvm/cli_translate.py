@@ -101,12 +101,13 @@ def cmd_translate(args) -> int:
         entry = {"file": str(f), "arch": arch}
         try:
             obj = compile_ptx(load(f), target=arch)
-        except PtxError as exc:
+        except (PtxError, OSError) as exc:
             failed += 1
             if progress:
                 print(" failed", file=sys.stderr)
-            print(f"{exc}", file=sys.stderr)
-            summary.append({**entry, "ok": False, "error": str(exc)})
+            text = str(exc) if isinstance(exc, PtxError) else f"{f}: error: {exc.strerror or exc}"
+            print(text, file=sys.stderr)
+            summary.append({**entry, "ok": False, "error": text})
             if not args.keep_going:
                 break
             continue
