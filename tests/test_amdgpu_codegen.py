@@ -203,9 +203,13 @@ def test_kernel_attributes_from_directives():
     src = PROBE.read_text().replace(".visible .entry vadd(.param .u64 a, .param .u64 b, .param .u64 c, "
                                     ".param .u32 n)\n{", ".visible .entry vadd(.param .u64 a, .param .u64 b, "
                                     ".param .u64 c, .param .u32 n)\n.maxntid 128, 1, 1\n{")
-    assert ".maxntid 128" in src
-    obj = ptxvm.compile(src, target="gfx1030", filename="probe_maxntid.ptx")
+    src = src.replace(".visible .entry warp_sum(.param .u64 p)\n{", ".visible .entry warp_sum(.param .u64 p)\n"
+                                                                  ".reqntid 32, 2, 1\n{")
+    assert ".maxntid 128" in src and ".reqntid 32, 2" in src
+    obj = ptxvm.compile(src, target="gfx1030", filename="probe_directives.ptx")
     assert obj.metadata["vadd"]["max_workgroup_size"] == 128
+    assert obj.metadata["warp_sum"]["max_workgroup_size"] == 64
+    assert '"amdgpu-flat-work-group-size"="64,64"' in obj.llvm_ir
     assert obj.metadata["reverse_block"]["max_workgroup_size"] == 1024
 
 

@@ -10,9 +10,10 @@ Atomics that are not system-scope carry ``!amdgpu.no.fine.grained.memory`` and
 ``!amdgpu.no.remote.memory``, as HIP's defaults do: the memory is device memory of this
 GPU, which lets the backend use the hardware instructions (``global_atomic_add_f32``...)
 instead of compare-and-swap loops.  Global f32 ``add`` on targets that list it as native
-also carries ``!amdgpu.ignore.denormal.mode``: the hardware flushes subnormals there, which
-is what PTX specifies for ``atom.add.f32`` (round to nearest even, subnormal inputs and
-results flushed to sign-preserving zero).  Floating-point adds are kept out of LLVM's
+also carries ``!amdgpu.ignore.denormal.mode``: gfx90a's instruction flushes subnormal
+inputs and results to sign-preserving zero, which is what the PTX ISA specifies for
+``atom.add.f32`` (and what NVIDIA GPUs do in global memory); gfx942's and gfx1100's keep
+subnormals, as ptxvm's interpreter and the compare-and-swap loops do.  Floating-point adds are kept out of LLVM's
 wave-level atomic combining, which would round differently (``_opaque_offset``).
 """
 

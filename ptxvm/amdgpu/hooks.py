@@ -62,7 +62,8 @@ class AmdgpuHooks(MemoryHooks, WarpHooks, AtomicHooks, TargetHooks):
                 arg.add_attribute("byref")
                 arg.attributes.align = d.align or d.element_bytes()
                 arg.name = d.name
-            set_string_attributes(fn, {"amdgpu-flat-work-group-size": f"1,{max_threads(k)}",
+            low, high = workgroup_sizes(k)
+            set_string_attributes(fn, {"amdgpu-flat-work-group-size": f"{low},{high}",
                                        "uniform-work-group-size": "true"})
         self.make_frame(fl)
 
@@ -265,13 +266,15 @@ class AmdgpuHooks(MemoryHooks, WarpHooks, AtomicHooks, TargetHooks):
         return call(fl.b, "llvm.readsteadycounter", I64, [])
 
 
-def max_threads(kernel: ptx.Function) -> int:
-    """Threads per block the kernel may be launched with (`.maxntid` / `.reqntid`, else CUDA's 1024)."""
+def workgroup_sizes(kernel: ptx.Function) -> tuple[int, int]:
+    """(min, max) threads per block: `.reqntid` fixes both, `.maxntid` bounds the maximum,
+    CUDA's limit of 1024 otherwise (LLVM sizes registers and LDS per wave from the maximum)."""
     for name in ("reqntid", "maxntid"):
         d = kernel.directive(name)
         if d is not None and d.values:
             n = 1
             for v in d.values:
                 n *= max(int(v), 1)
-            return min(n, DEFAULT_MAX_THREADS)
-    return DEFAULT_MAX_THREADS
+            n = min(n, DEFAULT_MAX_THREADS)
+            return (n if name == "reqntid" else 1), n
+    return 1, DEFAULT_MAX_THREADS
