@@ -53,7 +53,7 @@ def add_parser(sub, fmt) -> None:
 
 
 def _usage(msg: str) -> Exception:
-    from .cli import _UsageError       # exit status 2, like argparse's own usage errors
+    from .cli import _UsageError  # exit status 2, like argparse's own usage errors
     return _UsageError(msg)
 
 
@@ -69,9 +69,9 @@ def _targets(spec: str) -> list[str]:
 
 
 def _stats_table(path: str, arch: str, stats: dict) -> str:
-    rows = [f"{path} [{arch}]",
-            f"  {'kernel':<44} {'instrs':>7} {'VGPR':>5} {'SGPR':>5} {'AGPR':>5} {'LDS':>7} {'scratch':>7} "
-            f"{'waves/SIMD':>10}"]
+    header = (f"  {'kernel':<44} {'instrs':>7} {'VGPR':>5} {'SGPR':>5} {'AGPR':>5} {'LDS':>7} {'scratch':>7} "
+              f"{'waves/SIMD':>10}")
+    rows = [f"{path} [{arch}]", header]
     for name, s in stats.items():
         shown = name if len(name) <= 44 else name[:41] + "..."
         rows.append(f"  {shown:<44} {s['instructions']:>7} {s['vgprs']:>5} {s['sgprs']:>5} {s['agprs']:>5} "

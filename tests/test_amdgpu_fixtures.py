@@ -27,8 +27,8 @@ EXPECTED_UNSUPPORTED = {
     "nvcc/sm80/async_copy.ptx": ("cp.async", "no LLVM lowering of cp.async in the shared lifter yet"),
     "nvcc/sm80/calls.ptx": ("free", "device-side malloc/free need a device heap (not in AMD code objects yet)"),
     "nvcc/sm80/printf_assert.ptx": ("vprintf", "device printf needs a host-side printf buffer protocol"),
-    "nvcc/sm80/sync_primitives.ptx": ("bar.sync 1, %r1", "named barriers with thread counts: AMD GPUs have "
-                                                          "one workgroup barrier"),
+    "nvcc/sm80/sync_primitives.ptx": ("bar.sync 1, %r1",
+                                      "named barriers with thread counts: AMD GPUs have one workgroup barrier"),
     "nvcc/sm80/tensor_core.ptx": ("wmma.load", "no LLVM lowering of wmma (tensor cores) yet"),
     "nvcc/sm80/texture_surface.ptx": ("tex.2d", "no LLVM lowering of textures yet"),
     "triton/matmul_kernel_32x32x32.ptx": ("ldmatrix", "no LLVM lowering of ldmatrix yet"),

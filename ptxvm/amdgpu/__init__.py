@@ -16,4 +16,4 @@ from .codegen import compile
 from .codeobject import CodeObject
 from .targets import Target, available, load_target
 
-__all__ = ["compile", "CodeObject", "Target", "available", "load_target"]
+__all__ = ["CodeObject", "Target", "available", "compile", "load_target"]

@@ -11,7 +11,15 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import CodegenError
-from .elf import EM_AMDGPU, ET_DYN, ELFOSABI_AMDGPU_HSA, STT_FUNC, STT_OBJECT, ElfError, read_elf
+from .elf import (
+    ELFOSABI_AMDGPU_HSA,
+    EM_AMDGPU,
+    ET_DYN,
+    STT_FUNC,
+    STT_OBJECT,
+    ElfError,
+    read_elf,
+)
 from .layout import KernelParams
 from .msgpack import MsgpackError, unpackb
 from .targets import Target

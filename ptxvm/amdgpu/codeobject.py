@@ -51,7 +51,7 @@ def count_instructions(asm: str, kernel: str) -> int:
     n = 0
     for line in lines[start:]:
         s = line.strip()
-        if s.startswith(".Lfunc_end") or s.startswith(".size"):
+        if s.startswith((".Lfunc_end", ".size")):
             break
         if s and not s.startswith((".", ";", "//")) and not s.endswith(":") and re.match(r"[a-z_]", s):
             n += 1

@@ -28,8 +28,15 @@ from llvmlite.ir import instructions as llins
 
 from ..errors import CodegenError
 from .atomics import LLVM_ORDER, scope_of
-from .llvm_ext import (PRIVATE, OrderedLoad, OrderedStore, PrivateAlloca, ScopedAtomicRMW, ScopedCmpXchg,
-                       ScopedLoadAtomic)
+from .llvm_ext import (
+    PRIVATE,
+    OrderedLoad,
+    OrderedStore,
+    PrivateAlloca,
+    ScopedAtomicRMW,
+    ScopedCmpXchg,
+    ScopedLoadAtomic,
+)
 
 if TYPE_CHECKING:
     from ..lift.function import FunctionLowering
@@ -37,7 +44,7 @@ if TYPE_CHECKING:
     from .memory import Access
 
 
-def run(hooks: "AmdgpuHooks", fl: "FunctionLowering") -> None:
+def run(hooks: AmdgpuHooks, fl: FunctionLowering) -> None:
     instrs = [i for blk in fl.llfn.blocks for i in blk.instructions]
     _private_allocas(fl, instrs)
     _memory_accesses(hooks, fl, instrs)
@@ -45,7 +52,7 @@ def run(hooks: "AmdgpuHooks", fl: "FunctionLowering") -> None:
 
 # ---------------------------------------------------------------------- 1. allocas
 
-def _private_allocas(fl: "FunctionLowering", instrs: list[ir.Instruction]) -> None:
+def _private_allocas(fl: FunctionLowering, instrs: list[ir.Instruction]) -> None:
     moved: set[int] = set()
     for i in instrs:
         if type(i) is llins.AllocaInstr:
@@ -72,13 +79,13 @@ def _private_allocas(fl: "FunctionLowering", instrs: list[ir.Instruction]) -> No
 _ORDERED = ("volatile", "relaxed", "acquire", "release", "mmio")
 
 
-def _memory_accesses(hooks: "AmdgpuHooks", fl: "FunctionLowering", instrs: list[ir.Instruction]) -> None:
+def _memory_accesses(hooks: AmdgpuHooks, fl: FunctionLowering, instrs: list[ir.Instruction]) -> None:
     mine = {id(i): hooks.accesses.pop(id(i)) for i in instrs if id(i) in hooks.accesses}
     if not mine:
         return
-    resolved: dict[int, tuple["Access", int] | None] = {}
+    resolved: dict[int, tuple[Access, int] | None] = {}
 
-    def resolve(v: ir.Value) -> tuple["Access", int] | None:
+    def resolve(v: ir.Value) -> tuple[Access, int] | None:
         key = id(v)
         if key in resolved:
             return resolved[key]
@@ -124,7 +131,7 @@ def _memory_accesses(hooks: "AmdgpuHooks", fl: "FunctionLowering", instrs: list[
                                f"`{acc.ins}` to give it its ordering")
 
 
-def _retarget(i: ir.Instruction, acc: "Access", offset: int) -> None:
+def _retarget(i: ir.Instruction, acc: Access, offset: int) -> None:
     """Address the access through the pointer in its own address space.  InferAddressSpaces
     would do it for plain accesses, but leaves volatile ones flat (``flat_load ... glc``)."""
     if acc.typed is None:
@@ -141,7 +148,7 @@ _SHARED_ATOMICS = {llins.LoadAtomicInstr: ScopedLoadAtomic, llins.CmpXchg: Scope
                    llins.AtomicRMW: ScopedAtomicRMW}
 
 
-def _scope_atomic(hooks: "AmdgpuHooks", fl: "FunctionLowering", i: ir.Instruction, acc: "Access") -> None:
+def _scope_atomic(hooks: AmdgpuHooks, fl: FunctionLowering, i: ir.Instruction, acc: Access) -> None:
     """The shared lowering's compare-and-swap loops (half-precision atomics) are ``seq_cst``
     at system scope; give them the instruction's own scope and ordering."""
     if acc.ins.opcode not in ("atom", "red"):
@@ -162,11 +169,11 @@ def _alignment(size: int, offset: int) -> int:
     return math.gcd(natural, offset) if offset else natural
 
 
-def _ordered(acc: "Access") -> bool:
+def _ordered(acc: Access) -> bool:
     return any(m in acc.ins.modifiers for m in _ORDERED)
 
 
-def _order(fl: "FunctionLowering", i: ir.Instruction, acc: "Access") -> None:
+def _order(fl: FunctionLowering, i: ir.Instruction, acc: Access) -> None:
     mods = acc.ins.modifiers
     is_load = isinstance(i, llins.LoadInstr)
     if "volatile" in mods:

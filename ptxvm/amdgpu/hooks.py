@@ -19,7 +19,19 @@ from ..lift.hooks import TargetHooks
 from . import fixups
 from .atomics import AtomicHooks
 from .layout import ModuleLayout
-from .llvm_ext import CONSTANT, I8, I16, I32, I64, LDS, VOID, ScopedAtomicRMW, call, ptr, set_string_attributes
+from .llvm_ext import (
+    CONSTANT,
+    I8,
+    I16,
+    I32,
+    I64,
+    LDS,
+    VOID,
+    ScopedAtomicRMW,
+    call,
+    ptr,
+    set_string_attributes,
+)
 from .memory import MemoryHooks
 from .targets import Target
 from .warp import WarpHooks

@@ -73,7 +73,7 @@ class ModuleLayout:
     frames: dict[str, Frame] = field(default_factory=dict)            # function name -> locals
     module_locals: set[str] = field(default_factory=set)              # module-scope `.local` (refused)
 
-    def for_kernel(self, kernel: ptx.Function) -> "KernelLayout":
+    def for_kernel(self, kernel: ptx.Function) -> KernelLayout:
         return KernelLayout(self, place_params(kernel))
 
 

@@ -38,7 +38,7 @@ def link(obj: bytes, *, use_cache: bool | None = None) -> bytes:
         src.write_bytes(obj)
         cmd = [sys.executable, "-m", "ziglang", "ld.lld", *LINK_FLAGS, str(src), "-o", str(dst)]
         try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=_TIMEOUT)
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=_TIMEOUT, check=False)
         except subprocess.TimeoutExpired:
             raise CodegenError(f"ld.lld did not finish within {_TIMEOUT:g} s") from None
         if proc.returncode != 0:

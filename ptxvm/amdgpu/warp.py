@@ -24,7 +24,7 @@ from .llvm_ext import I1, I32, I64, call
 
 
 class AmdWarpView(WarpView):
-    def __init__(self, hooks: "WarpHooks", fl: FunctionLowering, values: list[ir.Value]) -> None:
+    def __init__(self, hooks: WarpHooks, fl: FunctionLowering, values: list[ir.Value]) -> None:
         b = fl.b
         self.hooks = hooks
         self.lane = hooks.lane_in_warp(fl)
