@@ -1,4 +1,4 @@
-// Kernels for benchmarks/bench_interp.py (also usable as fixtures).
+// Kernels for benchmarks/bench_interp.py and benchmarks/bench_jit.py (also usable as fixtures).
 // Every kernel is independent; the comment above each gives its numpy model.
 
 #define TILE 16
@@ -41,4 +41,37 @@ __global__ void mandelbrot(int *iters, int w, int h, int max_iter)
         ++k;
     }
     iters[i] = k;
+}
+
+// One all-pairs n-body step (acceleration only), shared-memory tiles of blockDim.x bodies
+// (blockDim.x <= NBODY_TILE). pos[j] = (x, y, z, mass); for every body i < n:
+//   d_j = pos[j].xyz - pos[i].xyz,  r2_j = |d_j|^2 + eps2,
+//   acc[i] = (sum_j d_j * mass_j * rsqrt(r2_j)^3, 0)     (j over all n bodies, in order,
+// including j == i, whose d is 0: eps2 > 0 keeps it finite).
+#define NBODY_TILE 256
+__global__ void nbody_step(const float4 *pos, float4 *acc, int n, float eps2)
+{
+    __shared__ float4 tile[NBODY_TILE];
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float4 p = i < n ? pos[i] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    float ax = 0.0f, ay = 0.0f, az = 0.0f;
+    for (int t = 0; t < n; t += blockDim.x) {
+        int j = t + threadIdx.x;
+        tile[threadIdx.x] = j < n ? pos[j] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        __syncthreads();
+        int m = min((int)blockDim.x, n - t);
+        for (int k = 0; k < m; ++k) {
+            float4 q = tile[k];
+            float dx = q.x - p.x, dy = q.y - p.y, dz = q.z - p.z;
+            float r2 = dx * dx + dy * dy + dz * dz + eps2;
+            float inv = rsqrtf(r2);
+            float s = q.w * inv * inv * inv;
+            ax += dx * s;
+            ay += dy * s;
+            az += dz * s;
+        }
+        __syncthreads();
+    }
+    if (i < n)
+        acc[i] = make_float4(ax, ay, az, 0.0f);
 }
