@@ -27,7 +27,7 @@ from ..lift.module import LiftedModule, Site, lift_kernel
 from . import layout as L
 from .host import HostHooks
 
-DEFAULT_MEMORY_BUDGET = 2 << 30
+DEFAULT_MEMORY_BUDGET = 512 << 20        # per batch: thread records, local and shared memory
 _DRIVER = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
 
 
@@ -263,36 +263,58 @@ class _Batch:
         return 32 * len(warps_waiting), 32 * len(warps_arrived)
 
     def _release_barriers(self, waiting: np.ndarray, state: np.ndarray) -> bool:
+        """Per (CTA, barrier id), vectorized: release the waiters of every barrier that is complete."""
         v = self.view
-        released = False
         live = np.bincount(self.cta_slot[state != L.State.EXITED], minlength=self.n_ctas)
-        keys = self.cta_slot[waiting] * 16 + v["aux"][waiting].astype(np.int64)
-        for key in np.unique(keys):
-            who = waiting[keys == key]
-            cta, bid = divmod(int(key), 16)
-            arrived = self.arrived.get((cta, bid), set())
-            want = int(v["aux2"][who].max())
+        keys = self.cta_slot[waiting] * 16 + (v["aux"][waiting].astype(np.int64) & 15)
+        uniq, inv, n_wait = np.unique(keys, return_inverse=True, return_counts=True)
+        want = np.zeros(uniq.size, dtype=np.int64)
+        np.maximum.at(want, inv, v["aux2"][waiting].astype(np.int64))
+        wkeys = np.unique(inv * 64 + (v["linear"][waiting] >> 5))          # distinct (barrier, warp)
+        warps_waiting = np.bincount(wkeys // 64, minlength=uniq.size)
+        arrived_threads = np.zeros(uniq.size, dtype=np.int64)
+        arrived_warps = np.zeros(uniq.size, dtype=np.int64)
+        for i, key in enumerate(uniq.tolist()):
+            got = self.arrived.get(divmod(key, 16))
+            if got:
+                mine = set((v["linear"][waiting[inv == i]] >> 5).tolist())
+                arrived_threads[i] = len(got)
+                arrived_warps[i] = len({t >> 5 for t in got} - mine)
+        cta = uniq // 16
+        done = np.where(want > 0, 32 * (warps_waiting + arrived_warps) >= want,
+                        n_wait + arrived_threads >= live[cta])
+        if not done.any():
+            return False
+        red_thread = self._red_sites()[v["site"][waiting]]
+        special = set(np.unique(inv[red_thread]).tolist()) | {
+            i for i, key in enumerate(uniq.tolist()) if divmod(key, 16) in self.arrived}
+        for i in sorted(special):
+            if not done[i]:
+                continue
+            key = int(uniq[i])
+            who = waiting[inv == i]
             site = self.launch.program.lifted.sites[int(v["site"][who[0]]) - 1]
-            is_red = "red" in site.instruction.modifiers
-            if is_red and arrived:
-                raise self._error(TrapError, int(who[0]), f"barrier {bid} is used by `bar.red` and by `bar.arrive` "
-                                                          "in one phase (PTX ISA 9.7.13.1: unpredictable)")
-            if want:
-                w, a = self._barrier_count(who, arrived)
-                done = w + a >= want
-            else:
-                done = who.size + len(arrived) >= live[cta]
-            if done:
-                if is_red:
-                    vals = v["out"][who, 0]
-                    op = next(m for m in site.instruction.modifiers if m in ("popc", "and", "or"))
-                    r = int(np.count_nonzero(vals)) if op == "popc" else int(bool(vals.all())) if op == "and" \
-                        else int(bool(vals.any()))
-                    v["inbox"][who] = r
-                state[who] = L.State.RUNNABLE
-                self.arrived.pop((cta, bid), None)
-                released = True
-        return released
+            if "red" in site.instruction.modifiers:
+                if arrived_threads[i]:
+                    raise self._error(TrapError, int(who[0]), f"barrier {key % 16} is used by `bar.red` and by "
+                                                              "`bar.arrive` in one phase (PTX ISA 9.7.13.1: unpredictable)")
+                vals = v["out"][who, 0]
+                op = next(m for m in site.instruction.modifiers if m in ("popc", "and", "or"))
+                r = int(np.count_nonzero(vals)) if op == "popc" else int(bool(vals.all())) if op == "and" \
+                    else int(bool(vals.any()))
+                v["inbox"][who] = r
+            self.arrived.pop(divmod(key, 16), None)
+        state[waiting[done[inv]]] = L.State.RUNNABLE
+        return True
+
+    def _red_sites(self) -> np.ndarray:
+        """Per site id: is it a `bar.red`?"""
+        if getattr(self, "_red", None) is None:
+            sites = self.launch.program.lifted.sites
+            self._red = np.zeros(len(sites) + 1, dtype=bool)
+            for st in sites:
+                self._red[st.index] = st.instruction.opcode in ("bar", "barrier") and "red" in st.instruction.modifiers
+        return self._red
 
     # ------------------------------------------------------------------ reports
     def _where(self, t: int) -> tuple[tuple[int, int, int], tuple[int, int, int]]:

@@ -66,6 +66,11 @@ class HostHooks(TargetHooks):
         fl.ctx.name, fl.thr.name = "ctx", "thr"
         fl.stops = []
         fl.fault_block = None
+        if fl.is_kernel:
+            fl.steps_reg = fl.hidden_register("steps", ScalarType.U64)
+            fl.limit_reg = fl.hidden_register("limit", ScalarType.U64)
+            fl.b.store(fl.b.load(self.thr(fl, L.T_STEPS, I64)), fl.steps_reg)
+            fl.b.store(fl.b.load(self.thr(fl, L.T_LIMIT, I64)), fl.limit_reg)
         if not fl.is_kernel:
             # Bound the recursion depth: a runaway recursion must fault, not overflow the host stack.
             b = fl.b
@@ -132,6 +137,8 @@ class HostHooks(TargetHooks):
 
     def after_call(self, fl: FunctionLowering, status: ir.Value) -> None:
         b = fl.b
+        if fl.is_kernel:
+            b.store(b.load(self.thr(fl, L.T_STEPS, I64)), fl.steps_reg)
         stop, cont = fl.new_block("callee_stopped"), fl.new_block("after_call")
         b.cbranch(b.icmp_unsigned("!=", status, I32(0)), stop, cont)
         b.position_at_end(stop)
@@ -179,6 +186,7 @@ class HostHooks(TargetHooks):
         b = ir.IRBuilder()
         for k, state, stop_blk, resume_blk, cont in fl.stops:
             b.position_at_end(stop_blk)
+            b.store(b.load(fl.steps_reg), _field(b, fl.thr, L.T_STEPS, I64))
             for (slot, _t), off in zip(regs, offsets):
                 ty = slot.type.pointee
                 b.store(b.load(slot), _field(b, fl.thr, off, ty))
@@ -187,6 +195,7 @@ class HostHooks(TargetHooks):
             b.position_at_end(resume_blk)
             for (slot, _t), off in zip(regs, offsets):
                 b.store(b.load(_field(b, fl.thr, off, slot.type.pointee)), slot)
+            b.store(b.load(_field(b, fl.thr, L.T_LIMIT, I64)), fl.limit_reg)   # set anew each round
             b.branch(cont)
         eb = fl._alloca_b
         if fl.stops:
@@ -197,6 +206,8 @@ class HostHooks(TargetHooks):
 
     # ------------------------------------------------------------------ control
     def exit_thread(self, fl: FunctionLowering, ins) -> None:
+        if fl.is_kernel:
+            fl.b.store(fl.b.load(fl.steps_reg), self.thr(fl, L.T_STEPS, I64))
         fl.b.store(I32(L.State.EXITED), self.thr(fl, L.T_STATE, I32))
         fl.b.ret(I32(L.State.EXITED))
 
@@ -215,25 +226,41 @@ class HostHooks(TargetHooks):
 
     def loop_header(self, fl: FunctionLowering, instructions: int) -> None:
         """Count executed instructions per straight-line stretch.  Past the thread's limit it
-        yields (so spin-waits let the threads they wait for run) or, past the launch's
-        budget, stops with a watchdog fault."""
+        yields (in modules that can spin-wait: volatile, atomic or acquire accesses) so the
+        threads it waits for can run, or, past the launch's budget, stops with a watchdog fault.
+        In the kernel the count lives in a register (promoted by mem2reg); it reaches the thread
+        record at stops, calls and exits."""
         b = fl.b
-        p = self.thr(fl, L.T_STEPS, I64)
-        n = b.add(b.load(p), I64(max(instructions, 1)))
-        b.store(n, p)
+        if fl.is_kernel:
+            n = b.add(b.load(fl.steps_reg), I64(max(instructions, 1)))
+            b.store(n, fl.steps_reg)
+            limit = b.load(fl.limit_reg)
+        else:
+            p = self.thr(fl, L.T_STEPS, I64)
+            n = b.add(b.load(p), I64(max(instructions, 1)))
+            b.store(n, p)
+            limit = b.load(self.thr(fl, L.T_LIMIT, I64))
         slow, ok = fl.new_block("limit"), fl.new_block("run")
-        b.cbranch(b.icmp_unsigned(">", n, b.load(self.thr(fl, L.T_LIMIT, I64))), slow, ok)
+        b.cbranch(b.icmp_unsigned(">", n, limit), slow, ok)
         b.position_at_end(slow)
+        b.store(n, self.thr(fl, L.T_STEPS, I64))
         over, spin = fl.new_block("watchdog"), fl.new_block("yield")
-        b.cbranch(b.icmp_unsigned(">", n, self.ctx(fl, L.X_BUDGET)), over, spin)
+        budget = self.ctx(fl, L.X_BUDGET)
+        b.cbranch(b.icmp_unsigned(">", n, budget), over, spin)
         b.position_at_end(over)
         b.store(I32(L.State.WATCHDOG), self.thr(fl, L.T_STATE, I32))
         b.ret(I32(L.State.WATCHDOG))
         b.position_at_end(spin)
-        if fl.is_kernel:
+        if fl.is_kernel and fl.ml.may_spin:
             self.stop(fl, L.State.YIELD, 0, None)
+        elif fl.is_kernel:
+            b.store(budget, fl.limit_reg)           # nothing to wait for: only the budget matters
         b.branch(ok)
         b.position_at_end(ok)
+
+    def before_call(self, fl: FunctionLowering) -> None:
+        if fl.is_kernel:
+            fl.b.store(fl.b.load(fl.steps_reg), self.thr(fl, L.T_STEPS, I64))
 
     def yield_thread(self, fl: FunctionLowering, ins: ptx.Instruction) -> None:
         if fl.is_kernel:

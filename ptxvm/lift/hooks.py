@@ -39,6 +39,9 @@ class TargetHooks:
         """The values passed for ``function_prefix_args`` at a call site inside ``fl``."""
         raise NotImplementedError
 
+    def before_call(self, fl: "FunctionLowering") -> None:
+        """Just before a call to a lowered `.func`."""
+
     def after_call(self, fl: "FunctionLowering", status: ir.Value) -> None:
         """After a call to a lowered `.func` (which returns an i32 status: 0 = carry on)."""
 

@@ -52,6 +52,7 @@ class ModuleLowering:
         self._pending: list[tuple[ptx.Function, ir.Function]] = []
         self.current: FunctionLowering | None = None
         self.symbols: list[str] = []            # module symbols whose addresses the launch supplies
+        self.may_spin = _may_spin(module)        # could a thread wait for another without a barrier?
 
     def symbol_index(self, name: str) -> int | None:
         """Index of a global/const variable or function in the launch's symbol-address table."""
@@ -142,6 +143,21 @@ class ModuleLowering:
 
 _SYNC_OPCODES = frozenset({"bar", "barrier", "shfl", "vote", "match", "redux.sync", "activemask",
                            "bar.warp.sync"})
+
+
+def _may_spin(module: ptx.Module) -> bool:
+    """Whether a thread could busy-wait on another thread's write: only through volatile,
+    atomic or acquiring accesses (or nanosleep); anything else waiting on a plain load is a
+    data race the ISA leaves undefined."""
+    for f in module.functions.values():
+        if f.body is None:
+            continue
+        for ins in f.body.instructions():
+            if ins.opcode in ("atom", "red", "nanosleep"):
+                return True
+            if ins.opcode in ("ld", "ldu") and any(m in ins.modifiers for m in ("volatile", "relaxed", "acquire")):
+                return True
+    return False
 
 
 def _mangle(name: str) -> str:

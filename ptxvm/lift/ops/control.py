@@ -112,6 +112,7 @@ def _call(fl: FunctionLowering, ins: ptx.Instruction) -> None:
         if not isinstance(op, ptx.Symbol) or fl.param_buffer(op.name) is None:
             raise fl.unsupported(ins, f"passes `{op}`, which is not a `.param` variable")
         ptrs.append(fl.param_buffer(op.name))
+    fl.hooks.before_call(fl)
     status = fl.b.call(fn, [*fl.hooks.function_prefix_values(fl), *ptrs])
     fl.hooks.after_call(fl, status)
 
@@ -144,6 +145,7 @@ def _indirect_call(fl: FunctionLowering, ins: ptx.Instruction, callee, rets, arg
         b.cbranch(b.icmp_unsigned("==", target, addr), hit, miss)
         b.position_at_end(hit)
         fn = fl.ml.device_function(f.name, ins)
+        fl.hooks.before_call(fl)
         status = b.call(fn, [*fl.hooks.function_prefix_values(fl), *ptrs])
         fl.hooks.after_call(fl, status)
         b.branch(done)
