@@ -14,8 +14,9 @@ Run once per function, after its body is lowered (``AmdgpuHooks.finish_function`
 3. **Memory ordering.**  ``ld/st.volatile`` become volatile, ``.relaxed/.acquire/.release``
    become atomic loads and stores with PTX's scope, ``ld.global.nc`` gets
    ``!invariant.load``; the shared lowering's compare-and-swap loops (half-precision
-   atomics) get the atomic's scope and ordering instead of ``seq_cst`` system-wide.  An ordered access the rewrite cannot find is an error, never a
-   plain load (a spin-wait hoisted out of its loop would hang on the GPU).
+   atomics) get the atomic's scope and ordering instead of ``seq_cst`` system-wide.  An
+   ordered access the rewrite cannot find is an error, never a plain load (a spin-wait
+   hoisted out of its loop would hang on the GPU).
 """
 
 from __future__ import annotations
