@@ -183,17 +183,23 @@ class HostHooks(TargetHooks):
             offsets.append(at)
             at += 8 * max(1, (slot.type.pointee.width + 63) // 64)
         self.save_slots = max(self.save_slots, (at - L.THREAD_HEADER) // 8)
+        # A stop carries what its continuation needs across the return: an edge stop -> cont.
+        edges = {id(stop_blk): id(cont) for _k, _s, stop_blk, _r, cont in fl.stops}
+        live_in = _live_allocas(fl.llfn, {id(slot) for slot, _t in regs}, edges) if fl.stops else {}
         b = ir.IRBuilder()
         for k, state, stop_blk, resume_blk, cont in fl.stops:
+            # Only what the code after the stop may read survives it: saving dead registers
+            # would keep every value alive everywhere and make LLVM spill.
+            keep = [(slot, off) for (slot, _t), off in zip(regs, offsets)
+                    if id(slot) in live_in.get(id(cont), ()) and slot is not fl.limit_reg]
             b.position_at_end(stop_blk)
             b.store(b.load(fl.steps_reg), _field(b, fl.thr, L.T_STEPS, I64))
-            for (slot, _t), off in zip(regs, offsets):
-                ty = slot.type.pointee
-                b.store(b.load(slot), _field(b, fl.thr, off, ty))
+            for slot, off in keep:
+                b.store(b.load(slot), _field(b, fl.thr, off, slot.type.pointee))
             b.store(I32(k), _field(b, fl.thr, L.T_RESUME, I32))
             b.ret(I32(state))
             b.position_at_end(resume_blk)
-            for (slot, _t), off in zip(regs, offsets):
+            for slot, off in keep:
                 b.store(b.load(_field(b, fl.thr, off, slot.type.pointee)), slot)
             b.store(b.load(_field(b, fl.thr, L.T_LIMIT, I64)), fl.limit_reg)   # set anew each round
             b.branch(cont)
@@ -537,6 +543,42 @@ class HostHooks(TargetHooks):
 
 
 __all__ = ["HostHooks", "I1", "I8"]
+
+
+def _live_allocas(fn: ir.Function, slots: set[int], edges: dict[int, int]) -> dict[int, set[int]]:
+    """Backward liveness of register allocas over ``fn``'s blocks: per block (by id), the allocas
+    that may be loaded before being stored on some path from its start."""
+    use: dict[int, set[int]] = {}
+    kill: dict[int, set[int]] = {}
+    succ: dict[int, list[int]] = {}
+    for blk in fn.blocks:
+        u, d = set(), set()
+        for ins in blk.instructions:
+            if isinstance(ins, ir.LoadInstr) and id(ins.operands[0]) in slots:
+                a = id(ins.operands[0])
+                if a not in d:
+                    u.add(a)
+            elif isinstance(ins, ir.StoreInstr) and id(ins.operands[1]) in slots:
+                d.add(id(ins.operands[1]))
+        use[id(blk)], kill[id(blk)] = u, d
+        term = blk.terminator
+        succ[id(blk)] = [id(op) for op in (term.operands if term is not None else ()) if isinstance(op, ir.Block)]
+        if isinstance(term, ir.SwitchInstr):
+            succ[id(blk)] += [id(dest) for _val, dest in term.cases] + [id(term.default)]
+        if id(blk) in edges:
+            succ[id(blk)].append(edges[id(blk)])
+    live: dict[int, set[int]] = {k: set(v) for k, v in use.items()}
+    order = [id(b) for b in reversed(fn.blocks)]
+    changed = True
+    while changed:
+        changed = False
+        for k in order:
+            out = set().union(*(live[s] for s in succ[k] if s in live)) if succ[k] else set()
+            new = use[k] | (out - kill[k])
+            if new != live[k]:
+                live[k] = new
+                changed = True
+    return live
 
 
 def add_driver(llmod: ir.Module, kernel: ir.Function, name: str = "ptxvm_run") -> ir.Function:
