@@ -209,7 +209,7 @@ class _Batch:
         wp = np.nonzero(state == L.State.WARP)[0]
         if wp.size:
             released |= self._release_warps(wp)
-        bw = np.nonzero(state == L.State.BARRIER)[0]
+        bw = np.nonzero(_waiting(state))[0]
         if bw.size:
             released |= self._release_barriers(bw, state)
         return released
@@ -238,7 +238,7 @@ class _Batch:
     def _check_barrier_operands(self, state: np.ndarray) -> None:
         """Barrier ids 0..15 and warp-multiple counts (PTX ISA 9.7.13.1), as the interpreter checks."""
         v = self.view
-        at = np.nonzero((state == L.State.BARRIER) | (state == L.State.ARRIVE))[0]
+        at = np.nonzero(_waiting(state) | (state == L.State.ARRIVE))[0]
         if not at.size:
             return
         bid, cnt = v["aux"][at].astype(np.int64) & 0xFFFFFFFF, v["aux2"][at].astype(np.int64) & 0xFFFFFFFF
@@ -420,7 +420,7 @@ class _Batch:
         v = self.view
         for cta in range(self.n_ctas):
             sel = self.cta_slot == cta
-            waiting = np.nonzero(sel & (state == L.State.BARRIER))[0]
+            waiting = np.nonzero(sel & _waiting(state))[0]
             if waiting.size == 0:
                 continue
             block, _ = self._where(int(waiting[0]))
@@ -441,7 +441,7 @@ class _Batch:
                     who = here[v["site"][here] == s]
                     lines.append(f"      waiting: threads {[self._where(int(t))[1] for t in who[:3]]}"
                                  f"{' ...' if who.size > 3 else ''} at line {ins.span.line}: `{ins}`")
-        first = np.nonzero(state == L.State.BARRIER)[0]
+        first = np.nonzero(_waiting(state))[0]
         t = int(first[0]) if first.size else int(np.nonzero(state != L.State.EXITED)[0][0])
         return self._error(DeadlockError, t, "deadlock: threads wait at a barrier that the rest of their block "
                                              "can never reach\n" + "\n".join(lines[:40]))
@@ -475,6 +475,10 @@ class _MemoryReader:
                 break
             out.append(c)
         return out.decode("utf-8", "replace")
+
+
+def _waiting(state: np.ndarray) -> np.ndarray:
+    return (state == L.State.BARRIER) | (state == L.State.BARRIER_RED)
 
 
 def _space_of(ins: ptx.Instruction) -> str:

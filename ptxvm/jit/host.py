@@ -286,7 +286,8 @@ class HostHooks(TargetHooks):
         b.store(count if count is not None else I32(0), self.thr(fl, L.T_AUX2, I32))
         if reduce is not None:
             b.store(b.zext(reduce[1], I64), self.thr(fl, L.T_OUT, I64))
-        self.stop(fl, L.State.ARRIVE if arrive else L.State.BARRIER, site, ins)
+        state = L.State.ARRIVE if arrive else L.State.BARRIER_RED if reduce is not None else L.State.BARRIER
+        self.stop(fl, state, site, ins)
         if reduce is None:
             return None
         got = b.load(self.thr(fl, L.T_IN, I64))
@@ -582,34 +583,88 @@ def _live_allocas(fn: ir.Function, slots: set[int], edges: dict[int, int]) -> di
 
 
 def add_driver(llmod: ir.Module, kernel: ir.Function, name: str = "ptxvm_run") -> ir.Function:
-    """``i32 ptxvm_run(ctx, records, n, stride)``: run every runnable thread to its next stop.
+    """``i32 ptxvm_run(ctx, records, n, stride)``: run the threads of whole CTAs (``n`` threads,
+    a multiple of the CTA size) to their next stops.
 
-    Returns 0, or the first state that ends the launch (fault, trap, watchdog, assert),
-    leaving the other threads where they are so the executor can report precisely.
-    """
+    Per CTA it repeats rounds while the CTA is only waiting at one plain barrier (every non-exited
+    thread at `bar.sync id` without a count, id < 16): it releases the barrier itself, so
+    barrier-heavy kernels run without returning to Python.  Anything else (counts, arrivals,
+    bar.red, warp exchanges, printf, yields) is left for the executor.  Returns 0, or the first
+    state that ends the launch (fault, trap, watchdog, assert), leaving the other threads where
+    they are so the executor can report precisely."""
     fn = ir.Function(llmod, ir.FunctionType(I32, [I64P, I8P, I64, I64]), name=name)
     ctx, base, n, stride = fn.args
-    entry, loop, run, nxt, done, fatal = (fn.append_basic_block(x) for x in
-                                          ("entry", "loop", "run", "next", "done", "fatal"))
-    b = ir.IRBuilder(entry)
-    b.cbranch(b.icmp_signed(">", n, I64(0)), loop, done)
-    b.position_at_end(loop)
-    i = b.phi(I64)
-    i.add_incoming(I64(0), entry)
-    thr = b.gep(base, [b.mul(i, stride)])
-    state = b.load(_field(b, thr, L.T_STATE, I32))
-    b.cbranch(b.icmp_unsigned("==", state, I32(L.State.RUNNABLE)), run, nxt)
-    b.position_at_end(run)
-    st = b.call(kernel, [ctx, thr])
-    is_fatal = b.or_(b.or_(b.icmp_unsigned("==", st, I32(L.State.FAULT)), b.icmp_unsigned("==", st, I32(L.State.TRAP))),
-                     b.or_(b.icmp_unsigned("==", st, I32(L.State.WATCHDOG)), b.icmp_unsigned("==", st, I32(L.State.ASSERT))))
-    b.cbranch(is_fatal, fatal, nxt)
-    b.position_at_end(nxt)
-    i2 = b.add(i, I64(1))
-    i.add_incoming(i2, nxt)
-    b.cbranch(b.icmp_signed("<", i2, n), loop, done)
-    b.position_at_end(done)
+    blocks = {k: fn.append_basic_block(k) for k in (
+        "entry", "cta_head", "round", "thr", "run", "classify", "round_end", "release",
+        "cta_next", "done", "fatal")}
+    b = ir.IRBuilder(blocks["entry"])
+    ld = lambda slot: b.load(b.gep(ctx, [I64(slot)]))  # noqa: E731
+    tpc = b.mul(b.mul(ld(L.X_NTID), ld(L.X_NTID + 1)), ld(L.X_NTID + 2))
+    nctas = b.udiv(n, tpc)
+    b.branch(blocks["cta_head"])
+
+    b.position_at_end(blocks["cta_head"])
+    c = b.phi(I64)
+    c.add_incoming(I64(0), blocks["entry"])
+    b.cbranch(b.icmp_unsigned("<", c, nctas), blocks["round"], blocks["done"])
+
+    b.position_at_end(blocks["round"])
+    first = b.mul(c, tpc)
+    b.branch(blocks["thr"])
+
+    b.position_at_end(blocks["thr"])
+    t, exited, atbar, other, bid = (b.phi(ty) for ty in (I64, I64, I64, I64, I32))
+    for v, init in ((t, I64(0)), (exited, I64(0)), (atbar, I64(0)), (other, I64(0)), (bid, I32(-1))):
+        v.add_incoming(init, blocks["round"])
+    thr = b.gep(base, [b.mul(b.add(first, t), stride)])
+    st0 = b.load(_field(b, thr, L.T_STATE, I32))
+    b.cbranch(b.icmp_unsigned("==", st0, I32(L.State.RUNNABLE)), blocks["run"], blocks["classify"])
+
+    b.position_at_end(blocks["run"])
+    st1 = b.call(kernel, [ctx, thr])
+    is_fatal = b.or_(b.or_(b.icmp_unsigned("==", st1, I32(L.State.FAULT)), b.icmp_unsigned("==", st1, I32(L.State.TRAP))),
+                     b.or_(b.icmp_unsigned("==", st1, I32(L.State.WATCHDOG)), b.icmp_unsigned("==", st1, I32(L.State.ASSERT))))
+    b.cbranch(is_fatal, blocks["fatal"], blocks["classify"])
+
+    b.position_at_end(blocks["classify"])
+    st = b.phi(I32)
+    st.add_incoming(st0, blocks["thr"])
+    st.add_incoming(st1, blocks["run"])
+    aux = b.load(_field(b, thr, L.T_AUX, I32))
+    aux2 = b.load(_field(b, thr, L.T_AUX2, I32))
+    is_exit = b.icmp_unsigned("==", st, I32(L.State.EXITED))
+    is_bar = b.and_(b.icmp_unsigned("==", st, I32(L.State.BARRIER)), b.icmp_unsigned("==", aux2, I32(0)))
+    fresh = b.icmp_signed("==", bid, I32(-1))
+    mism = b.and_(is_bar, b.and_(b.not_(fresh), b.icmp_unsigned("!=", aux, bid)))
+    bid2 = b.select(b.and_(is_bar, fresh), aux, bid)
+    exited2 = b.add(exited, b.zext(is_exit, I64))
+    atbar2 = b.add(atbar, b.zext(is_bar, I64))
+    other2 = b.add(b.add(other, b.zext(b.not_(b.or_(is_exit, is_bar)), I64)), b.zext(mism, I64))
+    t2 = b.add(t, I64(1))
+    for v, new in ((t, t2), (exited, exited2), (atbar, atbar2), (other, other2), (bid, bid2)):
+        v.add_incoming(new, blocks["classify"])
+    b.cbranch(b.icmp_unsigned("<", t2, tpc), blocks["thr"], blocks["round_end"])
+
+    b.position_at_end(blocks["round_end"])
+    can = b.and_(b.and_(b.icmp_unsigned(">", atbar2, I64(0)), b.icmp_unsigned("==", other2, I64(0))),
+                 b.icmp_unsigned("<", bid2, I32(16)))
+    b.cbranch(can, blocks["release"], blocks["cta_next"])
+
+    b.position_at_end(blocks["release"])
+    r = b.phi(I64)
+    r.add_incoming(I64(0), blocks["round_end"])
+    rthr = b.gep(base, [b.mul(b.add(first, r), stride)])
+    sp = _field(b, rthr, L.T_STATE, I32)
+    b.store(b.select(b.icmp_unsigned("==", b.load(sp), I32(L.State.BARRIER)), I32(L.State.RUNNABLE), b.load(sp)), sp)
+    r2 = b.add(r, I64(1))
+    r.add_incoming(r2, blocks["release"])
+    b.cbranch(b.icmp_unsigned("<", r2, tpc), blocks["release"], blocks["round"])
+
+    b.position_at_end(blocks["cta_next"])
+    c.add_incoming(b.add(c, I64(1)), blocks["cta_next"])
+    b.branch(blocks["cta_head"])
+    b.position_at_end(blocks["done"])
     b.ret(I32(0))
-    b.position_at_end(fatal)
-    b.ret(st)
+    b.position_at_end(blocks["fatal"])
+    b.ret(st1)
     return fn

@@ -56,6 +56,7 @@ class State:
     PRINTF = 7
     ASSERT = 8
     ARRIVE = 9
+    BARRIER_RED = 11             # waiting at bar.red (the executor computes the reduction)
     YIELD = 10                   # a spinning thread gives others a turn (quantum, nanosleep)
 
 
