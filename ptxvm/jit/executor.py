@@ -28,7 +28,8 @@ from . import layout as L
 from .host import HostHooks
 
 DEFAULT_MEMORY_BUDGET = 512 << 20        # per batch: thread records, local and shared memory
-_DRIVER = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
+_DRIVER = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64,
+                           ctypes.c_int64, ctypes.c_int64)
 
 
 @dataclass
@@ -129,20 +130,12 @@ class _Batch:
         self.stride = p.record_bytes
         self.records = np.zeros(n * self.stride, dtype=np.uint8)
         self.view = self.records.view(L.thread_dtype(self.stride))
-        v = self.view
         lin = np.arange(n, dtype=np.int64)
         cta_slot = lin // tpc
-        local = lin % tpc
-        bx, by = g.block[0], g.block[1]
-        v["linear"] = local
-        v["tid"][:, 0] = local % bx
-        v["tid"][:, 1] = (local // bx) % by
-        v["tid"][:, 2] = local // (bx * by)
         self.nwarps = (tpc + 31) // 32
         self.shared = np.zeros(n_ctas * max(p.symbols.shared_bytes, 16), dtype=np.uint8)
-        lb = p.local_window
-        v["sp"] = p.kernel_frame
-        self.local = np.zeros(n * max(lb, 16), dtype=np.uint8)
+        lb = max(p.local_window, 16)
+        self.local = np.zeros(n * lb, dtype=np.uint8)
         self.xchg = np.zeros(n_ctas * self.nwarps * 32 * L.OUT_SLOTS, dtype=np.uint64)
         self.ctas = np.zeros((n_ctas, L.CTA_RECORD // 4), dtype=np.uint32)
         ids = np.arange(first_cta, first_cta + n_ctas)
@@ -151,8 +144,10 @@ class _Batch:
         ptrs = self.ctas.view(np.uint64)
         ptrs[:, L.C_SHARED // 8] = self.shared.ctypes.data + np.arange(n_ctas, dtype=np.uint64) * max(p.symbols.shared_bytes, 16)
         ptrs[:, L.C_XCHG // 8] = self.xchg.ctypes.data + np.arange(n_ctas, dtype=np.uint64) * (self.nwarps * 32 * L.OUT_SLOTS * 8)
-        v["cta"] = self.ctas.ctypes.data + cta_slot.astype(np.uint64) * L.CTA_RECORD
-        v["local"] = self.local.ctypes.data + lin.astype(np.uint64) * max(lb, 16)
+        # The thread records' identity fields are written by the generated driver's first round.
+        self.ctx = launch.ctx.copy()
+        self.ctx[L.X_CTAS], self.ctx[L.X_LOCAL_BASE] = self.ctas.ctypes.data, self.local.ctypes.data
+        self.ctx[L.X_LOCAL_STRIDE], self.ctx[L.X_KFRAME] = lb, p.kernel_frame
         self.cta_slot = cta_slot
         self.arrived = {}                  # (cta slot, barrier id) -> bar.arrive count
 
@@ -161,18 +156,19 @@ class _Batch:
         workers = min(os.cpu_count() or 1, 8, self.n_ctas)
         chunks = np.array_split(np.arange(self.n_ctas), workers) if workers > 1 else [np.arange(self.n_ctas)]
         chunks = [(int(c[0]) * self.tpc, int(c.size) * self.tpc) for c in chunks if c.size]
-        ctx = self.launch.ctx.ctypes.data
+        ctx = self.ctx.ctypes.data
         base = self.records.ctypes.data
         drv = self.launch.program.driver
         pool = ThreadPoolExecutor(len(chunks)) if len(chunks) > 1 else None
         try:
-            v = self.view
+            init = 1
             while True:
-                v["limit"] = np.minimum(v["steps"] + L.QUANTUM, int(self.launch.ctx[L.X_BUDGET]))
                 if pool is None:
-                    codes = [drv(ctx, base + s * self.stride, m, self.stride) for s, m in chunks]
+                    codes = [drv(ctx, base + s * self.stride, m, self.stride, s, init) for s, m in chunks]
                 else:
-                    codes = list(pool.map(lambda c: drv(ctx, base + c[0] * self.stride, c[1], self.stride), chunks))
+                    codes = list(pool.map(lambda c: drv(ctx, base + c[0] * self.stride, c[1], self.stride, c[0], init),
+                                          chunks))
+                init = 0
                 state = self.view["state"]
                 if any(codes):
                     self._fatal(state)

@@ -582,6 +582,78 @@ def _live_allocas(fn: ir.Function, slots: set[int], edges: dict[int, int]) -> di
     return live
 
 
+def _loop(fn: ir.Function, b: ir.IRBuilder, count: ir.Value, body, name: str) -> None:
+    """for i in range(count): body(i) -- an IR loop; ``body`` may create blocks."""
+    pre = b.block
+    head, loop, done = (fn.append_basic_block(f"{name}_{x}") for x in ("head", "body", "done"))
+    b.branch(head)
+    b.position_at_end(head)
+    i = b.phi(I64)
+    i.add_incoming(I64(0), pre)
+    b.cbranch(b.icmp_unsigned("<", i, count), loop, done)
+    b.position_at_end(loop)
+    body(i)
+    i.add_incoming(b.add(i, I64(1)), b.block)
+    b.branch(head)
+    b.position_at_end(done)
+
+
+def _release_warps_ir(fn: ir.Function, b: ir.IRBuilder, base, stride, first, tpc, site_slot, mask_slot) -> None:
+    """Per warp of the CTA: the lanes stopped at the lowest warp-exchange site take part (as the
+    executor's ``_release_warps``): their published values go to the warp's exchange snapshot,
+    each gets the participation mask, and they become runnable."""
+    nwarps = b.udiv(b.add(tpc, I64(31)), I64(32))
+    lane0 = b.gep(base, [b.mul(first, stride)])
+    cta = b.inttoptr(b.load(_field(b, lane0, L.T_CTA, I64)), I8P)
+    xchg = b.inttoptr(b.load(_field(b, cta, L.C_XCHG, I64)), I8P)
+
+    def lane_thr(w, lane):
+        t = b.add(b.mul(w, I64(32)), lane)
+        return t, b.gep(base, [b.mul(b.add(first, t), stride)])
+
+    def per_warp(w):
+        b.store(I32(0x7FFFFFFF), site_slot)
+        b.store(I64(0), mask_slot)
+
+        def find_min(lane):
+            t, thr = lane_thr(w, lane)
+            at = b.and_(b.icmp_unsigned("<", t, tpc),
+                        b.icmp_unsigned("==", b.load(_field(b, thr, L.T_STATE, I32)), I32(L.State.WARP)))
+            site = b.select(at, b.load(_field(b, thr, L.T_SITE, I32)), I32(0x7FFFFFFF))
+            cur = b.load(site_slot)
+            b.store(b.select(b.icmp_signed("<", site, cur), site, cur), site_slot)
+
+        def make_mask(lane):
+            t, thr = lane_thr(w, lane)
+            inb = b.icmp_unsigned("<", t, tpc)
+            st = b.load(_field(b, thr, L.T_STATE, I32))
+            site = b.load(_field(b, thr, L.T_SITE, I32))
+            hit = b.and_(inb, b.and_(b.icmp_unsigned("==", st, I32(L.State.WARP)),
+                                     b.icmp_unsigned("==", site, b.load(site_slot))))
+            b.store(b.or_(b.load(mask_slot), b.select(hit, b.shl(I64(1), lane), I64(0))), mask_slot)
+
+        def release(lane):
+            t, thr = lane_thr(w, lane)
+            mask = b.load(mask_slot)
+            hit = b.trunc(b.lshr(mask, lane), ir.IntType(1))
+            yes, no = fn.append_basic_block("wr_yes"), fn.append_basic_block("wr_no")
+            b.cbranch(hit, yes, no)
+            b.position_at_end(yes)
+            dst = b.gep(xchg, [b.mul(b.add(b.mul(w, I64(32)), lane), I64(L.OUT_SLOTS * 8))])
+            for k in range(L.OUT_SLOTS):
+                b.store(b.load(_field(b, thr, L.T_OUT + 8 * k, I64)), _field(b, dst, 8 * k, I64))
+            b.store(mask, _field(b, thr, L.T_IN, I64))
+            b.store(I32(L.State.RUNNABLE), _field(b, thr, L.T_STATE, I32))
+            b.branch(no)
+            b.position_at_end(no)
+
+        _loop(fn, b, I64(32), find_min, "wmin")
+        _loop(fn, b, I64(32), make_mask, "wmask")
+        _loop(fn, b, I64(32), release, "wrel")
+
+    _loop(fn, b, nwarps, per_warp, "warps")
+
+
 def add_driver(llmod: ir.Module, kernel: ir.Function, name: str = "ptxvm_run") -> ir.Function:
     """``i32 ptxvm_run(ctx, records, n, stride)``: run the threads of whole CTAs (``n`` threads,
     a multiple of the CTA size) to their next stops.
@@ -592,8 +664,8 @@ def add_driver(llmod: ir.Module, kernel: ir.Function, name: str = "ptxvm_run") -
     bar.red, warp exchanges, printf, yields) is left for the executor.  Returns 0, or the first
     state that ends the launch (fault, trap, watchdog, assert), leaving the other threads where
     they are so the executor can report precisely."""
-    fn = ir.Function(llmod, ir.FunctionType(I32, [I64P, I8P, I64, I64]), name=name)
-    ctx, base, n, stride = fn.args
+    fn = ir.Function(llmod, ir.FunctionType(I32, [I64P, I8P, I64, I64, I64, I64]), name=name)
+    ctx, base, n, stride, first_thread, first_round = fn.args
     blocks = {k: fn.append_basic_block(k) for k in (
         "entry", "cta_head", "round", "thr", "run", "classify", "round_end", "release",
         "cta_next", "done", "fatal")}
@@ -601,6 +673,7 @@ def add_driver(llmod: ir.Module, kernel: ir.Function, name: str = "ptxvm_run") -
     ld = lambda slot: b.load(b.gep(ctx, [I64(slot)]))  # noqa: E731
     tpc = b.mul(b.mul(ld(L.X_NTID), ld(L.X_NTID + 1)), ld(L.X_NTID + 2))
     nctas = b.udiv(n, tpc)
+    site_slot, mask_slot = b.alloca(I32), b.alloca(I64)      # scratch of the warp release (entry: no stack growth)
     b.branch(blocks["cta_head"])
 
     b.position_at_end(blocks["cta_head"])
@@ -613,14 +686,34 @@ def add_driver(llmod: ir.Module, kernel: ir.Function, name: str = "ptxvm_run") -
     b.branch(blocks["thr"])
 
     b.position_at_end(blocks["thr"])
-    t, exited, atbar, other, bid = (b.phi(ty) for ty in (I64, I64, I64, I64, I32))
-    for v, init in ((t, I64(0)), (exited, I64(0)), (atbar, I64(0)), (other, I64(0)), (bid, I32(-1))):
+    t, exited, atbar, other, bid, warps = (b.phi(ty) for ty in (I64, I64, I64, I64, I32, I64))
+    for v, init in ((t, I64(0)), (exited, I64(0)), (atbar, I64(0)), (other, I64(0)), (bid, I32(-1)), (warps, I64(0))):
         v.add_incoming(init, blocks["round"])
     thr = b.gep(base, [b.mul(b.add(first, t), stride)])
+    init_blk, check_blk = fn.append_basic_block("init"), fn.append_basic_block("check")
+    b.cbranch(b.icmp_unsigned("!=", first_round, I64(0)), init_blk, check_blk)
+    b.position_at_end(init_blk)
+    # First round: the thread's identity and memory, written here (native) rather than by numpy.
+    nx, ny = ld(L.X_NTID), ld(L.X_NTID + 1)
+    b.store(b.trunc(t, I32), _field(b, thr, L.T_LINEAR, I32))
+    b.store(b.trunc(b.urem(t, nx), I32), _field(b, thr, L.T_TID, I32))
+    b.store(b.trunc(b.urem(b.udiv(t, nx), ny), I32), _field(b, thr, L.T_TID + 4, I32))
+    b.store(b.trunc(b.udiv(t, b.mul(nx, ny)), I32), _field(b, thr, L.T_TID + 8, I32))
+    gt = b.add(b.add(first_thread, first), t)                  # index of the thread in the batch
+    b.store(b.add(ld(L.X_CTAS), b.mul(b.udiv(gt, tpc), I64(L.CTA_RECORD))), _field(b, thr, L.T_CTA, I64))
+    b.store(b.add(ld(L.X_LOCAL_BASE), b.mul(gt, ld(L.X_LOCAL_STRIDE))), _field(b, thr, L.T_LOCAL, I64))
+    b.store(ld(L.X_KFRAME), _field(b, thr, L.T_SP, I64))
+    b.branch(check_blk)
+    b.position_at_end(check_blk)
     st0 = b.load(_field(b, thr, L.T_STATE, I32))
     b.cbranch(b.icmp_unsigned("==", st0, I32(L.State.RUNNABLE)), blocks["run"], blocks["classify"])
 
     b.position_at_end(blocks["run"])
+    # Each call may run QUANTUM instructions before yielding, within the launch's budget.
+    steps = b.load(_field(b, thr, L.T_STEPS, I64))
+    budget = ld(L.X_BUDGET)
+    quantum = b.add(steps, I64(L.QUANTUM))
+    b.store(b.select(b.icmp_unsigned("<", quantum, budget), quantum, budget), _field(b, thr, L.T_LIMIT, I64))
     st1 = b.call(kernel, [ctx, thr])
     is_fatal = b.or_(b.or_(b.icmp_unsigned("==", st1, I32(L.State.FAULT)), b.icmp_unsigned("==", st1, I32(L.State.TRAP))),
                      b.or_(b.icmp_unsigned("==", st1, I32(L.State.WATCHDOG)), b.icmp_unsigned("==", st1, I32(L.State.ASSERT))))
@@ -628,7 +721,7 @@ def add_driver(llmod: ir.Module, kernel: ir.Function, name: str = "ptxvm_run") -
 
     b.position_at_end(blocks["classify"])
     st = b.phi(I32)
-    st.add_incoming(st0, blocks["thr"])
+    st.add_incoming(st0, check_blk)
     st.add_incoming(st1, blocks["run"])
     aux = b.load(_field(b, thr, L.T_AUX, I32))
     aux2 = b.load(_field(b, thr, L.T_AUX2, I32))
@@ -639,20 +732,29 @@ def add_driver(llmod: ir.Module, kernel: ir.Function, name: str = "ptxvm_run") -
     bid2 = b.select(b.and_(is_bar, fresh), aux, bid)
     exited2 = b.add(exited, b.zext(is_exit, I64))
     atbar2 = b.add(atbar, b.zext(is_bar, I64))
-    other2 = b.add(b.add(other, b.zext(b.not_(b.or_(is_exit, is_bar)), I64)), b.zext(mism, I64))
+    is_warp = b.icmp_unsigned("==", st, I32(L.State.WARP))
+    warps2 = b.add(warps, b.zext(is_warp, I64))
+    other2 = b.add(b.add(other, b.zext(b.not_(b.or_(b.or_(is_exit, is_bar), is_warp)), I64)), b.zext(mism, I64))
     t2 = b.add(t, I64(1))
-    for v, new in ((t, t2), (exited, exited2), (atbar, atbar2), (other, other2), (bid, bid2)):
+    for v, new in ((t, t2), (exited, exited2), (atbar, atbar2), (other, other2), (bid, bid2), (warps, warps2)):
         v.add_incoming(new, blocks["classify"])
     b.cbranch(b.icmp_unsigned("<", t2, tpc), blocks["thr"], blocks["round_end"])
 
     b.position_at_end(blocks["round_end"])
-    can = b.and_(b.and_(b.icmp_unsigned(">", atbar2, I64(0)), b.icmp_unsigned("==", other2, I64(0))),
-                 b.icmp_unsigned("<", bid2, I32(16)))
+    quiet = b.icmp_unsigned("==", other2, I64(0))
+    can = b.and_(b.and_(b.icmp_unsigned(">", atbar2, I64(0)), quiet), b.icmp_unsigned("<", bid2, I32(16)))
+    bar_or_next = fn.append_basic_block("bar_or_next")
+    warp_blk = fn.append_basic_block("warp_release")
+    b.cbranch(b.and_(quiet, b.icmp_unsigned(">", warps2, I64(0))), warp_blk, bar_or_next)
+    b.position_at_end(bar_or_next)
     b.cbranch(can, blocks["release"], blocks["cta_next"])
+    b.position_at_end(warp_blk)
+    _release_warps_ir(fn, b, base, stride, first, tpc, site_slot, mask_slot)
+    b.branch(blocks["round"])
 
     b.position_at_end(blocks["release"])
     r = b.phi(I64)
-    r.add_incoming(I64(0), blocks["round_end"])
+    r.add_incoming(I64(0), bar_or_next)
     rthr = b.gep(base, [b.mul(b.add(first, r), stride)])
     sp = _field(b, rthr, L.T_STATE, I32)
     b.store(b.select(b.icmp_unsigned("==", b.load(sp), I32(L.State.BARRIER)), I32(L.State.RUNNABLE), b.load(sp)), sp)

@@ -36,7 +36,8 @@ CTA_RECORD = 32
 # launch context: i64 slots
 X_PARAMS, X_PAGES, X_NPAGES, X_ALLOCS, X_SYMBOLS = 0, 1, 2, 3, 4
 X_SHARED_SIZE, X_LOCAL_SIZE, X_NTID, X_NCTAID, X_BUDGET, X_DYN_SHARED, X_PARAM_SIZE = 5, 6, 7, 10, 13, 14, 15
-CTX_SLOTS = 16
+X_CTAS, X_LOCAL_BASE, X_LOCAL_STRIDE, X_KFRAME = 16, 17, 18, 19   # per batch: where its CTA records and local memory are
+CTX_SLOTS = 20
 
 QUANTUM = 1 << 20                # instructions a thread runs before it yields to the others
 PAGE_SHIFT = 8                   # allocations start on 256-byte boundaries (interp.memory.ALIGN)
