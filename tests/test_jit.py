@@ -165,3 +165,15 @@ def test_cli_run_on_the_jit(tmp_path):
             "-o", str(out)]
     assert main(argv) == 0
     assert np.array_equal(np.load(out)["arg2"], 2 * np.arange(64, dtype=np.float32))
+
+
+@pytest.mark.parametrize("device", ["interp", "cpu"])
+def test_atomic_float_add_follows_the_nan_policy(device):
+    """Found by the fuzzer: a NaN from atom.add.f32 is the canonical f32 NaN (PTX: "unspecified";
+    ptxvm: 0x7fffffff like every f32 result), whichever operand was NaN (LLVM may commute a fadd)."""
+    k = _kernel("ld.param.u64 %rd1, [p0];\nmov.b32 %r1, 0x7fc1fc00;\nmov.u32 %r2, %tid.x;\n"
+                "mul.wide.u32 %rd2, %r2, 4;\nadd.s64 %rd3, %rd1, %rd2;\n"
+                "atom.global.add.f32 %r3, [%rd3], %r1;\nret;")
+    mem = np.array([0xFFFFFFF8, 0x3F800000], dtype=np.uint32)
+    k(1, 2, (mem,), device=device)
+    assert [hex(int(x)) for x in mem] == ["0x7fffffff", "0x7fffffff"]

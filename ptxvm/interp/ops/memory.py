@@ -247,6 +247,11 @@ def _atom(ctx: CompileContext, ins: ir.Instruction):
 def _apply(op: str, cur, v, cmpv=None):
     with np.errstate(all="ignore"):
         if op == "add":
+            if cur.dtype.kind == "f":
+                # One IEEE add, rounded to nearest; a NaN result follows the f32/f64 NaN policy
+                # of every other float result (canonical f32 NaN, f64 payload of the first NaN).
+                from .. import numerics as num
+                return num.fadd(cur, v.astype(cur.dtype))
             return cur + v
         if op == "exch":
             return v

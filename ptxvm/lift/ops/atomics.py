@@ -85,7 +85,8 @@ def _float_atomic(fl, ins, t, op, p, ity, vals):
             raise fl.unsupported(ins, "(half precision atomic) has no LLVM lowering")
         return _cas_loop(fl, p, ity, lambda old: fn(old, vals[0]))
     if op == "add":
-        return _cas_loop(fl, p, ity, lambda old: to_bits(b, b.fadd(to_value(b, old, t), vals[0]), t))
+        from .. import fp    # the same rounding and NaN policy as add.f32/add.f64
+        return _cas_loop(fl, p, ity, lambda old: to_bits(b, fp.fadd(b, to_value(b, old, t), vals[0]), t))
     if op in ("min", "max"):
         name = "llvm.minnum" if op == "min" else "llvm.maxnum"
         fty = vals[0].type
