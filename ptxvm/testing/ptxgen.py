@@ -16,11 +16,16 @@ races), plus its launch and input arrays.  :func:`check_agreement` runs it on
 every available executor and demands bit-identical outputs, except the
 ``.approx`` records, compared within the PTX ISA's error bounds.
 
-The pieces: ``ptxgen_isa`` (templates from the table), ``ptxgen_strategies``
-(hypothesis draws), ``ptxgen_program`` (program data and memory layout),
-``ptxgen_render`` (PTX text), ``ptxgen_values`` (input bit patterns),
-``ptxgen_refusals`` (forms left out, with reasons), ``ptxgen_compare``
-(the comparison and its report).
+A failure message ends with the numbered program and a ``kernel_from_ptx(...)``
+call (launch and data seed) that rebuilds the kernel, so a reported program can
+be edited or reduced by hand and rerun on the same data.
+
+The pieces: ``ptxgen_isa`` and ``ptxgen_isa_rules`` (templates from the table
+and the ISA's combination rules), ``ptxgen_strategies``/``ptxgen_strategies_mem``/
+``ptxgen_draws`` (hypothesis draws), ``ptxgen_program`` (program data, memory
+layout), ``ptxgen_render``/``ptxgen_kernel`` (PTX text), ``ptxgen_values``
+(input bit patterns), ``ptxgen_refusals`` (forms left out, with reasons),
+``ptxgen_compare`` (the comparison and its report).
 """
 
 from __future__ import annotations

@@ -93,7 +93,11 @@ def compare_runs(gk, runs: dict[str, tuple]) -> list[str]:
 
 
 def _bound(key: str):
-    return APPROX_BOUNDS.get(key) or LOCAL_BOUNDS[key]
+    spec = APPROX_BOUNDS.get(key) or LOCAL_BOUNDS.get(key)
+    if spec is None:
+        raise KeyError(f"no error bound for `{key}`: add the PTX ISA's bound to LOCAL_BOUNDS before "
+                       "generating this approximation")
+    return spec
 
 
 def _floats(words: np.ndarray, f64: bool) -> np.ndarray:
