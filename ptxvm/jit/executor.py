@@ -67,6 +67,17 @@ def compile_kernel(module: ptx.Module, kernel: ptx.Function, image: ModuleImage,
     return JitProgram(kernel, lifted, lay, record, loaded, driver, files)
 
 
+_POOL: ThreadPoolExecutor | None = None
+
+
+def _pool(workers: int) -> ThreadPoolExecutor:
+    """One process-wide pool of host threads for CTA chunks (starting threads per launch costs ms)."""
+    global _POOL
+    if _POOL is None or _POOL._max_workers < workers:
+        _POOL = ThreadPoolExecutor(max(workers, os.cpu_count() or 1), thread_name_prefix="ptxvm-cta")
+    return _POOL
+
+
 class _Launch:
     """One launch: the shared tables every batch uses."""
 
@@ -159,7 +170,7 @@ class _Batch:
         ctx = self.ctx.ctypes.data
         base = self.records.ctypes.data
         drv = self.launch.program.driver
-        pool = ThreadPoolExecutor(len(chunks)) if len(chunks) > 1 else None
+        pool = _pool(len(chunks)) if len(chunks) > 1 else None
         try:
             init = 1
             while True:
@@ -177,8 +188,6 @@ class _Batch:
                 if not self._settle(state):
                     raise self._deadlock(state)
         finally:
-            if pool is not None:
-                pool.shutdown()
             self.stats.instructions += int(self.view["steps"].sum())
 
     def _settle(self, state: np.ndarray) -> bool:
