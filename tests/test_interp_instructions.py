@@ -198,7 +198,6 @@ def trunc_div(a, b):
 
 def m_int_binary(op, t, a, b):
     w = _bits(t)
-    signed = t[0] == "s"
     x, y = tv(a, t), tv(b, t)
     if op == "add":
         r = x + y
@@ -614,7 +613,7 @@ def m_cvt_int(v, src, dst, sat):
 @pytest.mark.parametrize("src", CVT_INT)
 @pytest.mark.parametrize("dst", CVT_INT)
 def test_cvt_int(src, dst):
-    sw, dw = _bits(src), _bits(dst)
+    sw = _bits(src)
     rs, rd = regtype_for(src), regtype_for(dst)
     rsw, rdw = _bits(rs), _bits(rd)
     # the source register may hold junk above the source width (8-bit values in 16-bit registers)
