@@ -20,3 +20,14 @@ def _isolated_cache(tmp_path_factory: pytest.TempPathFactory):
         os.environ.pop("PTXVM_CACHE_DIR", None)
     else:
         os.environ["PTXVM_CACHE_DIR"] = old
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--update-golden", action="store_true",
+                     help="rewrite golden files (tests/golden) from the current output; review the diff")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.getoption("--update-golden", default=False):
+        import os
+        os.environ["PTXVM_UPDATE_GOLDEN"] = "1"
