@@ -1,0 +1,373 @@
+#!/usr/bin/env python3
+"""AMD GPU translation: how long ``ptxvm.compile`` takes against ptxas, and how good its code is
+against clang-19 compiling the same kernels from OpenCL C, all in the same run.
+
+1. Translation time. For every PTX file of the fixture corpus (tests/fixtures/nvcc/sm80) and a
+   large generated module (benchmarks/bench_parse.py's generator of typical nvcc output), best of
+   N wall time of ``ptxvm.compile(text, "gfx90a")`` (parse, lift, LLVM O3 + codegen in the
+   toolchain worker, ld.lld link, code-object check) with the compile caches off
+   (``PTXVM_NO_CACHE=1`` and a fresh temporary ``PTXVM_CACHE_DIR``: LLVM really runs every time),
+   against ``ptxas -arch=sm_80 FILE -o /dev/null`` on the same file. The LLVM worker's start-up
+   and a throwaway first compile are paid before timing and reported apart. A file ptxas rejects
+   or ptxvm refuses is left out of the ratios and listed with the reason. Goal: the median ptxvm
+   time <= the median ptxas time (over the files both accept).
+
+2. Code quality. Six kernels (vector add, saxpy, block reduction in shared memory, shared-memory
+   transpose, atomic histogram, 2D stencil), each as nvcc's PTX fixture translated by ptxvm and
+   as the same algorithm in OpenCL C (benchmarks/opencl/*.cl) compiled natively by Debian's
+   clang-19 (``-x cl -cl-std=CL2.0 -target amdgcn-amd-amdhsa -mcpu=... -O3 -nogpulib -S``;
+   ``-nogpulib`` because Debian has no ROCm device library, see opencl/amdgcn_builtins.cl), for
+   gfx90a and gfx1030: instructions in the kernel's body (one counting function for both sides,
+   ptxvm.amdgpu.codeobject.count_instructions) and VGPRs (``.vgpr_count`` of the metadata). Goal:
+   ours <= 1.15x clang's, per kernel, target and measure. A kernel without a CUDA fixture is
+   reported as missing. clang-19 is installed with apt-get when absent (``--no-install`` not to);
+   when it cannot be had, the comparison is reported as skipped with the reason.
+
+    python benchmarks/bench_translate.py            # all fixtures + a 20,000-line module, best of 3
+    python benchmarks/bench_translate.py --quick    # one small fixture, one kernel, one repeat
+    python benchmarks/bench_translate.py --json
+    python benchmarks/bench_translate.py --lines 50000 --repeat 5 --targets gfx90a
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import ptxvm  # noqa: E402
+from ptxvm.amdgpu.codeobject import count_instructions  # noqa: E402
+
+FIX = ROOT / "tests" / "fixtures" / "nvcc" / "sm80"
+CUDA = ROOT / "tests" / "cuda"
+OPENCL = ROOT / "benchmarks" / "opencl"
+QUICK_FILE = "elementwise"
+GOAL_QUALITY = 1.15
+CLANG = "clang-19"
+TARGETS = ("gfx90a", "gfx1030")
+
+# (row, what the brief asks for, fixture stem, kernel, OpenCL file); fixture None: no CUDA fixture
+KERNELS = [
+    ("vector_add", "vector add", "elementwise", "vector_add", "vector_add.cl"),
+    ("saxpy", "saxpy", "elementwise", "saxpy", "saxpy.cl"),
+    ("block_reduce", "block reduction in shared memory", "reductions", "block_sum_static", "block_sum_static.cl"),
+    ("transpose", "shared-memory transpose", "grids", "transpose_tiled", "transpose_tiled.cl"),
+    ("histogram", "atomic histogram", "atomics", "histogram_shared", "histogram_shared.cl"),
+    ("stencil_2d", "2D stencil", None, None, None),
+]
+# not one of the six: the nearest fixture to the missing 2D stencil, reported as an extra row
+EXTRA_KERNELS = [("stencil_7pt (3D, extra)", "3D 7-point stencil", "grids", "stencil_7pt", "stencil_7pt.cl")]
+
+
+# ------------------------------------------------------------------ 1. translation time
+
+def _best(fn, repeat: int) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t)
+    return best
+
+
+def _ptxvm_compile(text: str, target: str):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ptxvm.compile(text, target)
+
+
+def _reason(exc: BaseException) -> str:
+    first = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {first[0] if first else ''}"[:200]
+
+
+def time_file(path: Path, label: str, repeat: int, ptxas: str | None) -> dict:
+    text = path.read_text(encoding="utf-8")
+    rec = {"input": label, "file": str(path), "lines": text.count("\n"), "bytes": len(text.encode()),
+           "kernels": None, "ptxvm_s": None, "ptxas_s": None, "ratio": None, "skipped": None}
+    if ptxas is None:
+        rec["skipped"] = "ptxas: not on PATH"
+        return rec
+    cmd = [ptxas, "-arch=sm_80", str(path), "-o", os.devnull]
+    r = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if r.returncode:
+        rec["skipped"] = f"ptxas rejects it (exit {r.returncode}): {(r.stderr or r.stdout).strip()[:200]}"
+        return rec
+    try:
+        obj = _ptxvm_compile(text, "gfx90a")                # also the check that ptxvm accepts it
+    except Exception as e:                                   # noqa: BLE001 - reported, not hidden
+        rec["skipped"] = f"ptxvm refuses it: {_reason(e)}"
+        return rec
+    rec["kernels"] = len(obj.kernels)
+    rec["ptxvm_s"] = _best(lambda: _ptxvm_compile(text, "gfx90a"), repeat)
+    rec["ptxas_s"] = _best(lambda: subprocess.run(cmd, capture_output=True, check=True), repeat)
+    rec["ratio"] = rec["ptxvm_s"] / rec["ptxas_s"]
+    return rec
+
+
+def translation_times(files: list[tuple[Path, str]], repeat: int, gen_repeat: int, ptxas: str | None,
+                      progress: bool) -> dict:
+    from ptxvm.jit import toolchain
+    t = time.perf_counter()
+    toolchain.ping()
+    _ptxvm_compile((FIX / f"{QUICK_FILE}.ptx").read_text(), "gfx90a")     # first-use costs, not timed
+    warmup = time.perf_counter() - t
+    rows = []
+    for path, label in files:
+        rec = time_file(path, label, gen_repeat if label.startswith("generated") else repeat, ptxas)
+        rows.append(rec)
+        if progress:
+            done = (f"ptxvm {rec['ptxvm_s']:.3f} s, ptxas {rec['ptxas_s']:.3f} s" if rec["ratio"]
+                    else f"skipped: {rec['skipped']}")
+            print(f"  {label:34s} {done}", file=sys.stderr, flush=True)
+    ok = [r for r in rows if r["ratio"] is not None]
+    summary = None
+    if ok:
+        mv, ma = statistics.median(r["ptxvm_s"] for r in ok), statistics.median(r["ptxas_s"] for r in ok)
+        summary = {"files": len(ok), "skipped": len(rows) - len(ok),
+                   "median_ratio": statistics.median(r["ratio"] for r in ok),
+                   "ptxvm_median_s": mv, "ptxas_median_s": ma, "goal_met": mv <= ma}
+    return {"warmup_s": warmup, "rows": rows, "summary": summary}
+
+
+# ------------------------------------------------------------------ 2. code quality
+
+def ensure_clang(install: bool) -> tuple[str | None, str]:
+    """(clang-19's path or None, a version line or the reason it is missing)."""
+    path = shutil.which(CLANG)
+    if path is None and install:
+        apt = shutil.which("apt-get")
+        if apt is None:
+            return None, f"{CLANG} not found and no apt-get to install it"
+        r = subprocess.run([apt, "install", "-y", "clang-19", "lld-19"], capture_output=True, text=True,
+                           check=False, env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
+        path = shutil.which(CLANG)
+        if path is None:
+            tail = (r.stderr or r.stdout).strip().splitlines()[-1:] or [""]
+            return None, f"apt-get install -y clang-19 lld-19 failed (exit {r.returncode}): {tail[0][:200]}"
+    if path is None:
+        return None, f"{CLANG} not found (installation not attempted)"
+    version = subprocess.run([path, "--version"], capture_output=True, text=True, check=False).stdout
+    return path, (version.splitlines() or ["?"])[0]
+
+
+def clang_flags(target: str) -> list[str]:
+    return ["-x", "cl", "-cl-std=CL2.0", "-target", "amdgcn-amd-amdhsa", f"-mcpu={target}", "-O3", "-nogpulib"]
+
+
+def _metadata_field(asm: str, kernel: str, field: str) -> int | None:
+    """``field`` of ``kernel``'s entry in the amdhsa.kernels metadata of an assembly listing."""
+    m = re.search(r"^\s*amdhsa\.kernels:\s*$(.*?)^\s*amdhsa\.target:", asm, re.M | re.S)
+    if not m:
+        return None
+    for entry in re.split(r"^\s*-\s+(?=\.)", m.group(1), flags=re.M):
+        if re.search(rf"^\s*\.name:\s+{re.escape(kernel)}\s*$", entry, re.M):
+            v = re.search(rf"^\s*{re.escape(field)}:\s+(\d+)", entry, re.M)
+            return int(v.group(1)) if v else None
+    return None
+
+
+def count(asm: str, kernel: str) -> int:
+    """Instructions in ``kernel``'s body: ptxvm's own count (CodeObject.stats) on the listing with
+    end-of-line comments removed (clang writes ``vector_add:  ; @vector_add``). Used on both sides."""
+    return count_instructions(re.sub(r"[ \t]*;[^\n]*", "", asm), kernel)
+
+
+def clang_kernel(clang: str, cl: Path, kernel: str, target: str, workdir: Path) -> dict:
+    out = workdir / f"{cl.stem}.{target}.s"
+    cmd = [clang, *clang_flags(target), "-S", str(cl), "-o", str(out)]
+    r = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if r.returncode:
+        raise RuntimeError(f"{' '.join(cmd)} failed: {r.stderr.strip()[:300]}")
+    asm = out.read_text()
+    if re.search(r"^\s*s_swappc_b64", asm, re.M):
+        raise RuntimeError(f"{cl.name}: clang's code calls a function (an undefined OpenCL builtin?)")
+    return {"instructions": count(asm, kernel), "vgprs": _metadata_field(asm, kernel, ".vgpr_count")}
+
+
+def _ptx_name(names, kernel: str) -> str:
+    """The PTX entry of CUDA kernel ``kernel``: nvcc mangles C++ names (_Z10vector_addPKfS0_Pfi)."""
+    for name in names:
+        if name == kernel or name.startswith(f"_Z{len(kernel)}{kernel}"):
+            return name
+    raise KeyError(f"no kernel {kernel} in the module")
+
+
+def code_quality(kernels: list, targets: list[str], clang: str | None, clang_why: str, progress: bool) -> dict:
+    rows, missing = [], []
+    objs: dict[tuple[str, str], object] = {}
+    with tempfile.TemporaryDirectory(prefix="ptxvm-bench-cl-") as tmp:
+        for row, wanted, stem, kernel, cl in kernels:
+            if stem is None:
+                missing.append({"kernel": row, "wanted": wanted,
+                                "reason": f"no {wanted} kernel in tests/cuda/*.cu (nothing to compare)"})
+                continue
+            for target in targets:
+                rec = {"kernel": row, "fixture": f"{stem}.ptx:{kernel}", "opencl": cl, "target": target,
+                       "ours": None, "clang": None, "ratio": None, "goal_met": None, "error": None}
+                try:
+                    if (stem, target) not in objs:
+                        objs[stem, target] = _ptxvm_compile((FIX / f"{stem}.ptx").read_text(), target)
+                    stats = objs[stem, target].stats()
+                    s = stats[_ptx_name(stats, kernel)]
+                    obj = objs[stem, target]
+                    rec["ours"] = {"instructions": count(obj.asm, _ptx_name(stats, kernel)), "vgprs": s["vgprs"]}
+                    if rec["ours"]["instructions"] != s["instructions"]:
+                        raise RuntimeError(f"count {rec['ours']['instructions']} != stats() {s['instructions']}")
+                    if clang is not None:
+                        rec["clang"] = clang_kernel(clang, OPENCL / cl, kernel, target, Path(tmp))
+                        rec["ratio"] = {k: rec["ours"][k] / rec["clang"][k] if rec["clang"][k] else None
+                                        for k in ("instructions", "vgprs")}
+                        rec["goal_met"] = all(v is not None and v <= GOAL_QUALITY for v in rec["ratio"].values())
+                except Exception as e:                           # noqa: BLE001 - reported per row
+                    rec["error"] = _reason(e)
+                rows.append(rec)
+                if progress:
+                    print(f"  {row:24s} {target:8s} ours {rec['ours']}  clang {rec['clang']}"
+                          + (f"  error {rec['error']}" if rec["error"] else ""), file=sys.stderr, flush=True)
+    return {"clang": clang, "clang_version_or_reason": clang_why, "skipped": None if clang else clang_why,
+            "rows": rows, "missing": missing}
+
+
+# ------------------------------------------------------------------ report
+
+def _met(ok: bool | None) -> str:
+    return "-" if ok is None else ("met" if ok else "MISSED")
+
+
+def print_report(res: dict) -> None:
+    m = res["meta"]
+    print(f"ptxvm {m['ptxvm']} AMD GPU translation benchmark — Python {m['python']} on {m['machine']}")
+    print(f"ptxas: {m['ptxas'] or 'not on PATH'}; clang: {res['quality']['clang_version_or_reason']}")
+    print()
+    tt = res["translate"]
+    print(f"1. Translation time, gfx90a (caches off), best of {m['repeat']} "
+          f"(generated module: best of {m['gen_repeat']}); LLVM worker start + first compile, not counted: "
+          f"{tt['warmup_s']:.2f} s")
+    head = f"{'input':<34} {'lines':>7} {'kernels':>7} {'ptxvm':>9} {'ptxas':>9} {'ptxvm/ptxas':>11}"
+    print(head)
+    print("-" * len(head))
+    for r in tt["rows"]:
+        if r["ratio"] is None:
+            continue
+        print(f"{r['input']:<34} {r['lines']:>7,} {r['kernels']:>7} {r['ptxvm_s']:>7.3f} s "
+              f"{r['ptxas_s']:>7.3f} s {r['ratio']:>10.1f}×")
+    s = tt["summary"]
+    if s:
+        print("-" * len(head))
+        print(f"{'median (' + str(s['files']) + ' files)':<34} {'':>7} {'':>7} {s['ptxvm_median_s']:>7.3f} s "
+              f"{s['ptxas_median_s']:>7.3f} s {s['median_ratio']:>10.1f}×  (median of the per-file ratios)")
+        print(f"goal: ptxvm median <= ptxas median: {'MET' if s['goal_met'] else 'MISSED'} "
+              f"({s['ptxvm_median_s']:.3f} s vs {s['ptxas_median_s']:.3f} s)")
+    skipped = [r for r in tt["rows"] if r["ratio"] is None]
+    print(f"skipped: {len(skipped)}" + ("" if skipped else " (none)"))
+    for r in skipped:
+        print(f"  {r['input']}: {r['skipped']}")
+    print()
+    q = res["quality"]
+    print(f"2. Code quality against clang-19 OpenCL C (goal: ours <= {GOAL_QUALITY:.2f}× clang's, "
+          f"instructions and VGPRs)")
+    if q["skipped"]:
+        print(f"clang comparison skipped: {q['skipped']}")
+    print(f"clang flags: {' '.join(clang_flags('<target>'))} -S")
+    head = (f"{'kernel':<24} {'target':<8} {'ours inst':>9} {'clang inst':>10} {'ratio':>6} "
+            f"{'ours VGPR':>9} {'clang VGPR':>10} {'ratio':>6}  goal")
+    print(head)
+    print("-" * len(head))
+    for r in q["rows"]:
+        if r["error"] and r["ours"] is None:
+            print(f"{r['kernel']:<24} {r['target']:<8} error: {r['error']}")
+            continue
+        o, c, x = r["ours"], r["clang"] or {}, r["ratio"] or {}
+
+        def f(v, fmt):
+            return "-" if v is None else format(v, fmt)
+        print(f"{r['kernel']:<24} {r['target']:<8} {o['instructions']:>9} {f(c.get('instructions'), 'd'):>10} "
+              f"{f(x.get('instructions'), '.2f'):>6} {o['vgprs']:>9} {f(c.get('vgprs'), 'd'):>10} "
+              f"{f(x.get('vgprs'), '.2f'):>6}  {_met(r['goal_met'])}" + (f"  ({r['error']})" if r["error"] else ""))
+    for mi in q["missing"]:
+        print(f"{mi['kernel']:<24} MISSING: {mi['reason']}")
+    main_rows = [r for r in q["rows"] if "extra" not in r["kernel"] and r["goal_met"] is not None]
+    if main_rows:
+        met = sum(r["goal_met"] for r in main_rows)
+        print(f"goal met in {met} of {len(main_rows)} kernel×target rows (extra rows not counted)")
+    print()
+    print("inst = machine instructions in the kernel's body (count_instructions on each side's assembly); "
+          "VGPR = .vgpr_count of the metadata")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true",
+                    help=f"one small fixture ({QUICK_FILE}.ptx), no generated module, one kernel, one repeat")
+    ap.add_argument("--json", action="store_true", help="print the results as JSON")
+    ap.add_argument("--repeat", type=int, help="best of N (default 3, quick 1)")
+    ap.add_argument("--lines", type=int, help="lines of the generated module (default 20000, quick: none; 0: none)")
+    ap.add_argument("--files", nargs="*", help="fixture stems to time (default: all of tests/fixtures/nvcc/sm80)")
+    ap.add_argument("--targets", nargs="*", default=list(TARGETS), help="targets of the code-quality table")
+    ap.add_argument("--no-install", dest="install", action="store_false", help="do not apt-get install clang-19")
+    ap.add_argument("--no-quality", dest="quality", action="store_false", help="skip the code-quality table")
+    ap.add_argument("--no-timing", dest="timing", action="store_false", help="skip the translation-time table")
+    args = ap.parse_args(argv)
+    repeat = args.repeat or (1 if args.quick else 3)
+    gen_repeat = 1 if not args.repeat else args.repeat
+    lines = args.lines if args.lines is not None else (0 if args.quick else 20_000)
+    stems = args.files or ([QUICK_FILE] if args.quick else sorted(p.stem for p in FIX.glob("*.ptx")))
+    kernels = KERNELS[:1] if args.quick else KERNELS + EXTRA_KERNELS
+    ptxas = shutil.which("ptxas")
+
+    saved = {k: os.environ.get(k) for k in ("PTXVM_NO_CACHE", "PTXVM_CACHE_DIR")}
+    tmp = Path(tempfile.mkdtemp(prefix="ptxvm-bench-translate-"))
+    os.environ["PTXVM_NO_CACHE"] = "1"                        # LLVM and the link really run
+    os.environ["PTXVM_CACHE_DIR"] = str(tmp / "cache")        # and yours is untouched either way
+    progress = not args.json
+    try:
+        files = [(FIX / f"{s}.ptx", f"{s}.ptx") for s in stems]
+        if lines:
+            from bench_parse import generated_module
+            gen = tmp / f"generated_{lines // 1000}k.ptx"
+            gen.write_text(generated_module(lines), encoding="utf-8")
+            files.append((gen, f"generated ({lines:,} lines)"))
+        translate = (translation_times(files, repeat, gen_repeat, ptxas, progress) if args.timing
+                     else {"warmup_s": 0.0, "rows": [], "summary": None})
+        if args.quality:
+            clang, why = ensure_clang(args.install)
+            quality = code_quality(kernels, args.targets, clang, why, progress)
+        else:
+            quality = {"clang": None, "clang_version_or_reason": "not run (--no-quality)",
+                       "skipped": "--no-quality", "rows": [], "missing": []}
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        shutil.rmtree(tmp, ignore_errors=True)
+    meta = {"ptxvm": ptxvm.__version__, "python": platform.python_version(),
+            "machine": f"{platform.machine()} ({os.cpu_count()} CPUs)", "ptxas": ptxas, "repeat": repeat,
+            "gen_repeat": gen_repeat, "generated_lines": lines, "quick": args.quick,
+            "clang_flags": clang_flags("<target>") + ["-S"], "goal_quality": GOAL_QUALITY}
+    res = {"meta": meta, "translate": translate, "quality": quality}
+    if args.json:
+        print(json.dumps(res, indent=1))
+    else:
+        print_report(res)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
