@@ -213,7 +213,8 @@ def nan_policy(b: ir.IRBuilder, r: ir.Value, inputs: Sequence[ir.Value]) -> ir.V
     if fmt is FMT64:
         for x in reversed(list(inputs)):
             fill = b.select(is_nan_bits(b, x), to_bits(b, quiet(b, x)), fill)
-    return from_bits(b, b.select(is_nan_bits(b, r), fill, to_bits(b, r)), fmt)
+    # The test is a float compare (one instruction); the select stays on the bits.
+    return from_bits(b, b.select(is_nan(b, r), fill, to_bits(b, r)), fmt)
 
 
 def is_nan_bits(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
