@@ -177,3 +177,47 @@ def test_atomic_float_add_follows_the_nan_policy(device):
     mem = np.array([0xFFFFFFF8, 0x3F800000], dtype=np.uint32)
     k(1, 2, (mem,), device=device)
     assert [hex(int(x)) for x in mem] == ["0x7fffffff", "0x7fffffff"]
+
+
+FUZZ_FOUND = HEAD + """.visible .entry k(.param .u64 p0)
+{
+.reg .pred %p<4>;
+.reg .b32 %r<8>;
+.reg .b64 %rd<4>;
+ld.param.u64 %rd1, [p0];
+mov.u32 %r1, %tid.x;
+mul.wide.u32 %rd2, %r1, 4;
+add.s64 %rd3, %rd1, %rd2;
+setp.lt.u32 %p1, %r1, 16;
+and.b32 %r2, %r1, 1;
+@%p1 bra L;
+nanosleep.u32 20;
+L:
+match.any.sync.b32 %r3, %r2, 0xffffffff;
+setp.eq.u32 %p0, %r1, 3;
+setp.lt.xor.s32 %p0|%p3, %r1, 5, !%p0;
+selp.u32 %r4, 1, 0, %p0;
+selp.u32 %r5, 2, 0, %p3;
+add.u32 %r4, %r4, %r5;
+shl.b32 %r4, %r4, 28;
+or.b32 %r3, %r3, %r4;
+st.global.u32 [%rd3], %r3;
+ret;
+}
+"""
+
+
+@pytest.mark.parametrize("device", ["interp", "cpu"])
+def test_fuzzer_findings(device):
+    """Two JIT disagreements the fuzzer found: a warp instruction after a divergent `nanosleep`
+    takes the whole warp (the yielded lanes are not left out), and `setp.op.bool p|q, .., c`
+    reads `c` before writing `p` when `c` is `p`."""
+    out = np.zeros(32, np.uint32)
+    ptxvm.Module(FUZZ_FOUND)["k"](1, 32, (out,), device=device)
+    want = []
+    for t in range(32):
+        match = 0x55555555 if t % 2 == 0 else 0xAAAAAAAA          # lanes with equal (t & 1)
+        c = not (t == 3)
+        p, q = (t < 5) != c, (t >= 5) != c
+        want.append(match | (int(p) | 2 * int(q)) << 28)
+    assert out.tolist() == want

@@ -195,6 +195,7 @@ class _Batch:
         released = False
         v = self.view
         yl = np.nonzero(state == L.State.YIELD)[0]
+        busy = np.unique(self.cta_slot[yl] * self.nwarps + (v["linear"][yl] >> 5)) if yl.size else None
         if yl.size:
             state[yl] = L.State.RUNNABLE
             released = True
@@ -212,6 +213,10 @@ class _Batch:
             state[ar] = L.State.RUNNABLE
             released = True
         wp = np.nonzero(state == L.State.WARP)[0]
+        if wp.size and busy is not None:
+            # A warp with a yielded lane is not complete yet: that lane may still reach the
+            # same warp instruction (a divergent path with nanosleep, found by the fuzzer).
+            wp = wp[~np.isin(self.cta_slot[wp] * self.nwarps + (v["linear"][wp] >> 5), busy)]
         if wp.size:
             released |= self._release_warps(wp)
         bw = np.nonzero(_waiting(state))[0]

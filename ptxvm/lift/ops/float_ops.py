@@ -111,8 +111,9 @@ def lower_setp_float(fl: FunctionLowering, ins: ptx.Instruction) -> None:
     if isinstance(r, tuple):       # x2: d|p get the low and high element's results
         if not isinstance(dst, ptx.Pair):
             raise fl.unsupported(ins, "needs two predicate destinations `p|q` (one per half)")
-        fl.write(dst.first, ScalarType.PRED, combine(fl, ins, r[0], third))
-        fl.write(dst.second, ScalarType.PRED, combine(fl, ins, r[1], third))
+        lo, hi = combine(fl, ins, r[0], third), combine(fl, ins, r[1], third)   # read c before writing
+        fl.write(dst.first, ScalarType.PRED, lo)
+        fl.write(dst.second, ScalarType.PRED, hi)
     else:
         write_pair(fl, dst, r, third, ins)
 

@@ -283,10 +283,13 @@ def combine(fl: FunctionLowering, ins: ptx.Instruction, p: ir.Value, c: ptx.Oper
 
 
 def write_pair(fl: FunctionLowering, dst: ptx.Operand, p: ir.Value, third, ins: ptx.Instruction) -> None:
+    """Both results are computed before either is written: `c` may be one of the destinations
+    (`setp.lt.xor.s32 %p0|%p3, %r0, 5, !%p0`, found by the fuzzer)."""
     b = fl.b
     if isinstance(dst, ptx.Pair):
-        fl.write(dst.first, ScalarType.PRED, combine(fl, ins, p, third))
-        fl.write(dst.second, ScalarType.PRED, combine(fl, ins, b.not_(p), third))
+        first, second = combine(fl, ins, p, third), combine(fl, ins, b.not_(p), third)
+        fl.write(dst.first, ScalarType.PRED, first)
+        fl.write(dst.second, ScalarType.PRED, second)
     else:
         fl.write(dst, ScalarType.PRED, combine(fl, ins, p, third))
 
