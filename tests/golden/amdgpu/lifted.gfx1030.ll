@@ -32,26 +32,26 @@ body:
   %".7" = bitcast [8 x i8] addrspace(4)* %"a" to i8 addrspace(4)*
   %".8" = addrspacecast i8 addrspace(4)* %".7" to i8*
   %".9" = bitcast i8* %".8" to i64*
-  %".105" = bitcast i8 addrspace(4)* %".7" to i64 addrspace(4)*
-  %".10" = load i64, i64 addrspace(4)* %".105", align 8
+  %".103" = bitcast i8 addrspace(4)* %".7" to i64 addrspace(4)*
+  %".10" = load i64, i64 addrspace(4)* %".103", align 8
   store i64 %".10", i64 addrspace(5)* %"rd1"
   %".12" = bitcast [8 x i8] addrspace(4)* %"b" to i8 addrspace(4)*
   %".13" = addrspacecast i8 addrspace(4)* %".12" to i8*
   %".14" = bitcast i8* %".13" to i64*
-  %".106" = bitcast i8 addrspace(4)* %".12" to i64 addrspace(4)*
-  %".15" = load i64, i64 addrspace(4)* %".106", align 8
+  %".104" = bitcast i8 addrspace(4)* %".12" to i64 addrspace(4)*
+  %".15" = load i64, i64 addrspace(4)* %".104", align 8
   store i64 %".15", i64 addrspace(5)* %"rd2"
   %".17" = bitcast [8 x i8] addrspace(4)* %"c" to i8 addrspace(4)*
   %".18" = addrspacecast i8 addrspace(4)* %".17" to i8*
   %".19" = bitcast i8* %".18" to i64*
-  %".107" = bitcast i8 addrspace(4)* %".17" to i64 addrspace(4)*
-  %".20" = load i64, i64 addrspace(4)* %".107", align 8
+  %".105" = bitcast i8 addrspace(4)* %".17" to i64 addrspace(4)*
+  %".20" = load i64, i64 addrspace(4)* %".105", align 8
   store i64 %".20", i64 addrspace(5)* %"rd3"
   %".22" = bitcast [4 x i8] addrspace(4)* %"n" to i8 addrspace(4)*
   %".23" = addrspacecast i8 addrspace(4)* %".22" to i8*
   %".24" = bitcast i8* %".23" to i32*
-  %".108" = bitcast i8 addrspace(4)* %".22" to i32 addrspace(4)*
-  %".25" = load i32, i32 addrspace(4)* %".108", align 4
+  %".106" = bitcast i8 addrspace(4)* %".22" to i32 addrspace(4)*
+  %".25" = load i32, i32 addrspace(4)* %".106", align 4
   store i32 %".25", i32 addrspace(5)* %"r1"
   %".27" = call i32 @"llvm.amdgcn.workgroup.id.x"()
   store i32 %".27", i32 addrspace(5)* %"r2"
@@ -99,8 +99,8 @@ fall:
   %".67" = inttoptr i64 %".66" to i8 addrspace(1)*
   %".68" = addrspacecast i8 addrspace(1)* %".67" to i8*
   %".69" = bitcast i8* %".68" to i32*
-  %".109" = bitcast i8 addrspace(1)* %".67" to i32 addrspace(1)*
-  %".70" = load i32, i32 addrspace(1)* %".109", align 4
+  %".107" = bitcast i8 addrspace(1)* %".67" to i32 addrspace(1)*
+  %".70" = load i32, i32 addrspace(1)* %".107", align 4
   %".71" = bitcast i32 %".70" to float
   %".72" = bitcast float %".71" to i32
   store i32 %".72", i32 addrspace(5)* %"f1"
@@ -108,8 +108,8 @@ fall:
   %".75" = inttoptr i64 %".74" to i8 addrspace(1)*
   %".76" = addrspacecast i8 addrspace(1)* %".75" to i8*
   %".77" = bitcast i8* %".76" to i32*
-  %".110" = bitcast i8 addrspace(1)* %".75" to i32 addrspace(1)*
-  %".78" = load i32, i32 addrspace(1)* %".110", align 4
+  %".108" = bitcast i8 addrspace(1)* %".75" to i32 addrspace(1)*
+  %".78" = load i32, i32 addrspace(1)* %".108", align 4
   %".79" = bitcast i32 %".78" to float
   %".80" = bitcast float %".79" to i32
   store i32 %".80", i32 addrspace(5)* %"f2"
@@ -118,23 +118,21 @@ fall:
   %".84" = load i32, i32 addrspace(5)* %"f2"
   %".85" = bitcast i32 %".84" to float
   %".86" = fadd float %".83", %".85"
-  %".87" = bitcast float %".86" to i32
-  %".88" = and i32 %".87", 2147483647
-  %".89" = icmp ugt i32 %".88", 2139095040
-  %".90" = bitcast float %".86" to i32
-  %".91" = select  i1 %".89", i32 2147483647, i32 %".90"
-  %".92" = bitcast i32 %".91" to float
-  %".93" = bitcast float %".92" to i32
-  store i32 %".93", i32 addrspace(5)* %"f3"
-  %".95" = load i64, i64 addrspace(5)* %"rd7"
-  %".96" = inttoptr i64 %".95" to i8 addrspace(1)*
-  %".97" = addrspacecast i8 addrspace(1)* %".96" to i8*
-  %".98" = load i32, i32 addrspace(5)* %"f3"
-  %".99" = bitcast i32 %".98" to float
-  %".100" = bitcast float %".99" to i32
-  %".101" = bitcast i8* %".97" to i32*
-  %".111" = bitcast i8 addrspace(1)* %".96" to i32 addrspace(1)*
-  store i32 %".100", i32 addrspace(1)* %".111", align 4
+  %".87" = fcmp uno float %".86", %".86"
+  %".88" = bitcast float %".86" to i32
+  %".89" = select  i1 %".87", i32 2147483647, i32 %".88"
+  %".90" = bitcast i32 %".89" to float
+  %".91" = bitcast float %".90" to i32
+  store i32 %".91", i32 addrspace(5)* %"f3"
+  %".93" = load i64, i64 addrspace(5)* %"rd7"
+  %".94" = inttoptr i64 %".93" to i8 addrspace(1)*
+  %".95" = addrspacecast i8 addrspace(1)* %".94" to i8*
+  %".96" = load i32, i32 addrspace(5)* %"f3"
+  %".97" = bitcast i32 %".96" to float
+  %".98" = bitcast float %".97" to i32
+  %".99" = bitcast i8* %".95" to i32*
+  %".109" = bitcast i8 addrspace(1)* %".94" to i32 addrspace(1)*
+  store i32 %".98", i32 addrspace(1)* %".109", align 4
   br label %"L_DONE"
 }
 
