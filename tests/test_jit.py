@@ -221,3 +221,24 @@ def test_fuzzer_findings(device):
         p, q = (t < 5) != c, (t >= 5) != c
         want.append(match | (int(p) | 2 * int(q)) << 28)
     assert out.tolist() == want
+
+
+@pytest.mark.parametrize("device", ["interp", "cpu"])
+def test_const_space_reaches_only_const_memory(device):
+    """`ld.const` through a global buffer's address is an out-of-bounds const access on both executors."""
+    text = HEAD + """.const .align 4 .b32 tab[4] = {7, 8, 9, 10};
+.visible .entry k(.param .u64 p)
+{
+.reg .b32 %r<4>;
+.reg .b64 %rd<2>;
+ld.param.u64 %rd1, [p];
+ld.const.u32 %r1, [tab+4];
+st.global.u32 [%rd1], %r1;
+ld.const.u32 %r2, [%rd1];
+ret;
+}
+"""
+    x = np.zeros(4, np.uint32)
+    with pytest.raises(ptxvm.KernelFault, match="out-of-bounds const access of 4 bytes") as e:
+        ptxvm.Module(text)["k"](1, 1, (x,), device=device)
+    assert e.value.line == 12 and x[0] == 8

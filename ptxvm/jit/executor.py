@@ -89,12 +89,12 @@ class _Launch:
         top = max((a.base + a.size for a in live), default=GLOBAL_BASE)
         npages = max((top - GLOBAL_BASE + (1 << L.PAGE_SHIFT) - 1) >> L.PAGE_SHIFT, 1)
         self.pages = np.full(npages, -1, dtype=np.int32)
-        self.allocs = np.zeros((max(len(live), 1), 3), dtype=np.uint64)
+        self.allocs = np.zeros((max(len(live), 1), L.ALLOC_ENTRY // 8), dtype=np.uint64)
         for i, a in enumerate(live):
             first = (a.base - GLOBAL_BASE) >> L.PAGE_SHIFT
             last = (a.base + max(a.size, 1) - 1 - GLOBAL_BASE) >> L.PAGE_SHIFT
             self.pages[first:last + 1] = i
-            self.allocs[i] = (a.base, a.base + a.size, a.data.ctypes.data)
+            self.allocs[i] = (a.base, a.base + a.size, a.data.ctypes.data, a.space == "const")
         sym = program.symbols
         names = program.lifted.symbols
         self.symtab = np.array([sym.globals.get(n, sym.functions.get(n, 0)) for n in names] or [0],
@@ -164,7 +164,9 @@ class _Batch:
 
     # ------------------------------------------------------------------ rounds
     def run(self) -> None:
-        workers = min(os.cpu_count() or 1, 8, self.n_ctas)
+        # Atomics make the order of CTAs observable (float sums round differently, atom returns
+        # differ): run such kernels' CTAs in order on one host thread, as the interpreter does.
+        workers = 1 if self.launch.program.lifted.atomics else min(os.cpu_count() or 1, 8, self.n_ctas)
         chunks = np.array_split(np.arange(self.n_ctas), workers) if workers > 1 else [np.arange(self.n_ctas)]
         chunks = [(int(c[0]) * self.tpc, int(c.size) * self.tpc) for c in chunks if c.size]
         ctx = self.ctx.ctypes.data

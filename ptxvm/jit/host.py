@@ -328,7 +328,7 @@ class HostHooks(TargetHooks):
             self.stop(fl, L.State.PRINTF, site, ins)
             if rets:
                 buf = fl.param_buffer(rets[0].name)
-                b.store(I32(len(args) and 0), b.bitcast(buf, I32P))
+                b.store(I32(0), b.bitcast(buf, I32P))          # vprintf's result: 0
             return
         raise fl.unsupported(ins, f"calls `{name}`, which the host JIT does not provide yet")
 
@@ -490,9 +490,9 @@ class HostHooks(TargetHooks):
         host = b.load(b.gep(allocs, [b.add(entry, I64(2))]))
         stop = b.add(address, I64(size))
         bad = b.or_(b.icmp_unsigned("<", address, base), b.icmp_unsigned(">", stop, end))
-        if const:
-            # const allocations are flagged by the top bit of their table's end word
-            pass
+        if const:           # the .const state space reaches only const allocations (as the interpreter)
+            is_const = b.load(b.gep(allocs, [b.add(entry, I64(3))]))
+            bad = b.or_(bad, b.icmp_unsigned("==", is_const, I64(0)))
         ok3 = fl.new_block("in_bounds")
         b.cbranch(bad, fault, ok3)
         b.position_at_end(ok3)

@@ -41,7 +41,7 @@ CTX_SLOTS = 20
 
 QUANTUM = 1 << 20                # instructions a thread runs before it yields to the others
 PAGE_SHIFT = 8                   # allocations start on 256-byte boundaries (interp.memory.ALIGN)
-ALLOC_ENTRY = 24                 # base, end, host pointer (i64 each)
+ALLOC_ENTRY = 32                 # base, end, host pointer, is-const (i64 each)
 
 
 class State:

@@ -35,6 +35,7 @@ class LiftedModule:
     entry: str                             # LLVM name of the lowered kernel
     sites: list[Site] = field(default_factory=list)
     symbols: list[str] = field(default_factory=list)
+    atomics: bool = False                  # atom/red present: their order is observable
 
 
 class ModuleLowering:
@@ -138,7 +139,9 @@ class ModuleLowering:
         finish = getattr(self.hooks, "finish_module", None)
         if finish is not None:
             finish(self, entry)
-        return LiftedModule(str(self.llmod), kernel.name, entry.name, self.sites, self.symbols)
+        atomics = any(i.opcode in ("atom", "red") for f in self.module.functions.values() if f.body is not None
+                      for i in f.body.instructions())
+        return LiftedModule(str(self.llmod), kernel.name, entry.name, self.sites, self.symbols, atomics)
 
 
 _SYNC_OPCODES = frozenset({"bar", "barrier", "shfl", "vote", "match", "redux.sync", "activemask",
