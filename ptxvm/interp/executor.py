@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import DeadlockError, KernelFault, TrapError, WatchdogError
+from ..errors import DeadlockError, KernelFault, TrapError, WatchdogError, kernel_fault
 from ..ir import nodes as ir
 from ..ir.types import StateSpace
 from . import barriers
@@ -379,25 +379,10 @@ def _thread_of(b: Batch, lane: int) -> tuple[tuple[int, int, int], tuple[int, in
 
 def _fault(cls, program: Program, b: Batch, lane: int, message: str, op, **extra) -> KernelFault:
     block, thread = _thread_of(b, lane)
-    name = program.kernel.name
-    where = ""
-    span = op.ins.span if op is not None else None
-    source = None
-    if op is not None and op.loc is not None:
-        f, line, col = op.loc
-        source = f"{program.files.get(f, f'file {f}')}:{line}"
-        where = f" [{source}]"
-    ins_text = str(op.ins) if op is not None else None
-    full = (f"{message}\n  in kernel `{name}`, block {block}, thread {thread}"
-            + (f"\n  at `{ins_text}`{where}" if ins_text else ""))
-    if extra.get("address") is not None and cls is KernelFault:
-        full += f"\n  address 0x{extra['address']:x} in the .{extra.get('space')} state space"
-    err = cls(full, kernel=name, block=block, thread=thread, instruction=ins_text,
-              filename=span.filename if span else None, line=span.line if span and span.line else None,
-              column=span.column if span and span.line else None, source=source,
-              address=extra.get("address"), space=extra.get("space"))
-    err.memory = b.memory
-    return err
+    return kernel_fault(cls, message, kernel=program.kernel.name, block=block, thread=thread,
+                        instruction=op.ins if op is not None else None, loc=op.loc if op is not None else None,
+                        files=program.files, memory=b.memory, address=extra.get("address"),
+                        space=extra.get("space"))
 
 
 def _deadlock(program: Program, b: Batch) -> DeadlockError:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import DeadlockError, KernelFault, TrapError, WatchdogError
+from ..errors import DeadlockError, KernelFault, TrapError, WatchdogError, kernel_fault
 from ..interp.executor import LaunchStats, ModuleImage, layout
 from ..interp.memory import GLOBAL_BASE, LOCAL_BASE, SHARED_BASE, DeviceMemory
 from ..interp.state import Geometry
@@ -342,26 +342,10 @@ class _Batch:
     def _error(self, cls, t: int, message: str, **extra) -> KernelFault:
         block, thread = self._where(t)
         site = self._site(t) if cls is not DeadlockError else None   # a deadlock is no one instruction
-        name = self.launch.program.kernel.name
-        ins = site.instruction if site else None
-        where = ""
-        source = None
-        if site is not None and site.loc is not None:
-            f, line, _col = site.loc
-            source = f"{self.launch.program.files.get(f, f'file {f}')}:{line}"
-            where = f" [{source}]"
-        full = f"{message}\n  in kernel `{name}`, block {block}, thread {thread}"
-        if ins is not None:
-            full += f"\n  at `{ins}`{where}"
-        if extra.get("address") is not None and cls is KernelFault:
-            full += f"\n  address 0x{extra['address']:x} in the .{extra.get('space')} state space"
-        span = ins.span if ins is not None else None
-        err = cls(full, kernel=name, block=block, thread=thread, instruction=str(ins) if ins else None,
-                  filename=span.filename if span else None, line=span.line if span and span.line else None,
-                  column=span.column if span and span.line else None, source=source,
-                  address=extra.get("address"), space=extra.get("space"))
-        err.memory = self.launch.memory
-        return err
+        return kernel_fault(cls, message, kernel=self.launch.program.kernel.name, block=block, thread=thread,
+                            instruction=site.instruction if site else None, loc=site.loc if site else None,
+                            files=self.launch.program.files, memory=self.launch.memory,
+                            address=extra.get("address"), space=extra.get("space"))
 
     def _fatal(self, state: np.ndarray) -> None:
         bad = np.nonzero(np.isin(state, (L.State.FAULT, L.State.TRAP, L.State.WATCHDOG, L.State.ASSERT)))[0]
