@@ -667,7 +667,7 @@ def add_driver(llmod: ir.Module, kernel: ir.Function, name: str = "ptxvm_run") -
     fn = ir.Function(llmod, ir.FunctionType(I32, [I64P, I8P, I64, I64, I64, I64]), name=name)
     ctx, base, n, stride, first_thread, first_round = fn.args
     blocks = {k: fn.append_basic_block(k) for k in (
-        "entry", "cta_head", "round", "thr", "run", "classify", "round_end", "release",
+        "entry", "cta_head", "cta_init", "round", "thr", "run", "classify", "round_end", "release",
         "cta_next", "done", "fatal")}
     b = ir.IRBuilder(blocks["entry"])
     ld = lambda slot: b.load(b.gep(ctx, [I64(slot)]))  # noqa: E731
@@ -679,7 +679,30 @@ def add_driver(llmod: ir.Module, kernel: ir.Function, name: str = "ptxvm_run") -
     b.position_at_end(blocks["cta_head"])
     c = b.phi(I64)
     c.add_incoming(I64(0), blocks["entry"])
-    b.cbranch(b.icmp_unsigned("<", c, nctas), blocks["round"], blocks["done"])
+    b.cbranch(b.icmp_unsigned("<", c, nctas), blocks["cta_init"], blocks["done"])
+
+    # First call: each thread's identity and memory, written here (native) rather than by numpy,
+    # once per CTA before its first round (not in every round of the call).
+    b.position_at_end(blocks["cta_init"])
+    first0 = b.mul(c, tpc)
+    init_loop = fn.append_basic_block("init")
+    b.cbranch(b.icmp_unsigned("!=", first_round, I64(0)), init_loop, blocks["round"])
+    b.position_at_end(init_loop)
+    t0 = b.phi(I64)
+    t0.add_incoming(I64(0), blocks["cta_init"])
+    ithr = b.gep(base, [b.mul(b.add(first0, t0), stride)])
+    nx, ny = ld(L.X_NTID), ld(L.X_NTID + 1)
+    b.store(b.trunc(t0, I32), _field(b, ithr, L.T_LINEAR, I32))
+    b.store(b.trunc(b.urem(t0, nx), I32), _field(b, ithr, L.T_TID, I32))
+    b.store(b.trunc(b.urem(b.udiv(t0, nx), ny), I32), _field(b, ithr, L.T_TID + 4, I32))
+    b.store(b.trunc(b.udiv(t0, b.mul(nx, ny)), I32), _field(b, ithr, L.T_TID + 8, I32))
+    gt = b.add(b.add(first_thread, first0), t0)                # index of the thread in the batch
+    b.store(b.add(ld(L.X_CTAS), b.mul(b.udiv(gt, tpc), I64(L.CTA_RECORD))), _field(b, ithr, L.T_CTA, I64))
+    b.store(b.add(ld(L.X_LOCAL_BASE), b.mul(gt, ld(L.X_LOCAL_STRIDE))), _field(b, ithr, L.T_LOCAL, I64))
+    b.store(ld(L.X_KFRAME), _field(b, ithr, L.T_SP, I64))
+    t0n = b.add(t0, I64(1))
+    t0.add_incoming(t0n, init_loop)
+    b.cbranch(b.icmp_unsigned("<", t0n, tpc), init_loop, blocks["round"])
 
     b.position_at_end(blocks["round"])
     first = b.mul(c, tpc)
@@ -690,21 +713,7 @@ def add_driver(llmod: ir.Module, kernel: ir.Function, name: str = "ptxvm_run") -
     for v, init in ((t, I64(0)), (exited, I64(0)), (atbar, I64(0)), (other, I64(0)), (bid, I32(-1)), (warps, I64(0))):
         v.add_incoming(init, blocks["round"])
     thr = b.gep(base, [b.mul(b.add(first, t), stride)])
-    init_blk, check_blk = fn.append_basic_block("init"), fn.append_basic_block("check")
-    b.cbranch(b.icmp_unsigned("!=", first_round, I64(0)), init_blk, check_blk)
-    b.position_at_end(init_blk)
-    # First round: the thread's identity and memory, written here (native) rather than by numpy.
-    nx, ny = ld(L.X_NTID), ld(L.X_NTID + 1)
-    b.store(b.trunc(t, I32), _field(b, thr, L.T_LINEAR, I32))
-    b.store(b.trunc(b.urem(t, nx), I32), _field(b, thr, L.T_TID, I32))
-    b.store(b.trunc(b.urem(b.udiv(t, nx), ny), I32), _field(b, thr, L.T_TID + 4, I32))
-    b.store(b.trunc(b.udiv(t, b.mul(nx, ny)), I32), _field(b, thr, L.T_TID + 8, I32))
-    gt = b.add(b.add(first_thread, first), t)                  # index of the thread in the batch
-    b.store(b.add(ld(L.X_CTAS), b.mul(b.udiv(gt, tpc), I64(L.CTA_RECORD))), _field(b, thr, L.T_CTA, I64))
-    b.store(b.add(ld(L.X_LOCAL_BASE), b.mul(gt, ld(L.X_LOCAL_STRIDE))), _field(b, thr, L.T_LOCAL, I64))
-    b.store(ld(L.X_KFRAME), _field(b, thr, L.T_SP, I64))
-    b.branch(check_blk)
-    b.position_at_end(check_blk)
+    check_blk = b.block
     st0 = b.load(_field(b, thr, L.T_STATE, I32))
     b.cbranch(b.icmp_unsigned("==", st0, I32(L.State.RUNNABLE)), blocks["run"], blocks["classify"])
 
