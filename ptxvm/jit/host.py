@@ -177,21 +177,26 @@ class HostHooks(TargetHooks):
     def finish_function(self, fl: FunctionLowering) -> None:
         if not fl.is_kernel:
             return
-        regs = fl.all_registers()
-        offsets, at = [], L.THREAD_HEADER
-        for slot, _t in regs:
-            offsets.append(at)
-            at += 8 * max(1, (slot.type.pointee.width + 63) // 64)
-        self.save_slots = max(self.save_slots, (at - L.THREAD_HEADER) // 8)
+        regs = [slot for slot, _t in fl.all_registers()]
         # A stop carries what its continuation needs across the return: an edge stop -> cont.
         edges = {id(stop_blk): id(cont) for _k, _s, stop_blk, _r, cont in fl.stops}
-        live_in = _live_allocas(fl.llfn, {id(slot) for slot, _t in regs}, edges) if fl.stops else {}
+        live_in = _live_allocas(fl.llfn, {id(slot) for slot in regs}, edges) if fl.stops else {}
+        # Only what the code after some stop may read gets a save slot, packed densely (wide
+        # registers first, then 4-byte ones): a small record keeps a CTA's records in cache.
+        saved = {a for _k, _s, _stop, _r, cont in fl.stops for a in live_in.get(id(cont), ())}
+        kept = [slot for slot in regs if id(slot) in saved and slot is not fl.limit_reg and slot is not fl.steps_reg]
+        size = {id(slot): 4 if slot.type.pointee.width <= 32 else 8 * ((slot.type.pointee.width + 63) // 64)
+                for slot in kept}
+        offsets, at = {}, L.THREAD_HEADER
+        for slot in sorted(kept, key=lambda s: size[id(s)] == 4):
+            offsets[id(slot)] = at
+            at += size[id(slot)]
+        self.save_slots = max(self.save_slots, (at - L.THREAD_HEADER + 7) // 8)
         b = ir.IRBuilder()
         for k, state, stop_blk, resume_blk, cont in fl.stops:
             # Only what the code after the stop may read survives it: saving dead registers
             # would keep every value alive everywhere and make LLVM spill.
-            keep = [(slot, off) for (slot, _t), off in zip(regs, offsets)
-                    if id(slot) in live_in.get(id(cont), ()) and slot is not fl.limit_reg]
+            keep = [(slot, offsets[id(slot)]) for slot in kept if id(slot) in live_in.get(id(cont), ())]
             b.position_at_end(stop_blk)
             b.store(b.load(fl.steps_reg), _field(b, fl.thr, L.T_STEPS, I64))
             for slot, off in keep:
@@ -201,6 +206,7 @@ class HostHooks(TargetHooks):
             b.position_at_end(resume_blk)
             for slot, off in keep:
                 b.store(b.load(_field(b, fl.thr, off, slot.type.pointee)), slot)
+            b.store(b.load(_field(b, fl.thr, L.T_STEPS, I64)), fl.steps_reg)   # saved at the stop
             b.store(b.load(_field(b, fl.thr, L.T_LIMIT, I64)), fl.limit_reg)   # set anew each round
             b.branch(cont)
         eb = fl._alloca_b
