@@ -218,6 +218,24 @@ def test_amdgpu_kernel_object_and_assembly(cpu: str) -> None:
     assert f".amdgcn_target \"amdgcn-amd-amdhsa--{cpu}" in res.asm
 
 
+def test_deferred_assembly_matches_a_direct_compile() -> None:
+    """``later=("asm",)``: made from the module the worker kept (one request, no new compile),
+    or after a restart by compiling again; either way the same text as ``emit=("obj", "asm")``."""
+    kw = {"triple": "amdgcn-amd-amdhsa", "cpu": "gfx90a", "use_cache": False}
+    direct = compile_ir(AMDGPU_KERNEL, emit=("obj", "asm"), **kw)
+    res = compile_ir(AMDGPU_KERNEL, emit=("obj",), later=("asm",), **kw)
+    assert res.asm is None and res.obj == direct.obj
+    requests = toolchain.worker_stats()["requests"]
+    assert toolchain.emit_later(res, "asm") == direct.asm
+    assert toolchain.worker_stats()["requests"] == requests + 1
+    assert toolchain.emit_later(res, "asm") == direct.asm            # kept once: compiled again
+    res2 = compile_ir(AMDGPU_KERNEL, emit=("obj",), later=("asm",), **kw)
+    toolchain.shutdown_worker()
+    assert toolchain.emit_later(res2, "asm") == direct.asm
+    with pytest.raises(ValueError, match="deferred"):
+        toolchain.emit_later(res2, "ll")
+
+
 # ------------------------------------------------------------------ caches
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..ir import nodes as ptx
-from ..jit.toolchain import compile_ir
+from ..jit.toolchain import compile_ir, emit_later
 from .check import check_code_object
 from .codeobject import CodeObject, kernel_metadata
 from .layout import place_params
@@ -40,13 +40,14 @@ def compile(source: str | bytes | Path | ptx.Module, target: str | Target = "gfx
     tgt = target if isinstance(target, Target) else load_target(target)
     module = _module(source, filename)
     llvm_ir = lift_module(module, tgt)
+    # The assembly listing is a second code generation: made only when asked for (obj.asm).
     res = compile_ir(llvm_ir, triple=tgt.triple, cpu=tgt.cpu, features=tgt.llvm_features, opt=opt,
-                     emit=("obj", "asm"), use_cache=use_cache)
-    assert res.obj is not None and res.asm is not None
+                     emit=("obj",), later=("asm",), use_cache=use_cache)
+    assert res.obj is not None
     hsaco = link(res.obj, use_cache=use_cache)
     params = {name: place_params(k) for name, k in module.kernels.items()}
     note = check_code_object(hsaco, tgt, params)
     by_name = {k.get(".name"): k for k in note["amdhsa.kernels"]}
     metadata = {name: kernel_metadata(by_name[name], [d.name for d in k.params])
                 for name, k in module.kernels.items()}
-    return CodeObject(tgt, hsaco, res.asm, llvm_ir, metadata, note)
+    return CodeObject(tgt, hsaco, lambda: str(emit_later(res, "asm")), llvm_ir, metadata, note)

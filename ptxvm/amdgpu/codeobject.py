@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -58,21 +58,32 @@ def count_instructions(asm: str, kernel: str) -> int:
     return n
 
 
-@dataclass
 class CodeObject:
     """An AMD GPU code object (``.hsaco``) holding every kernel of a PTX module.
 
     ``metadata`` maps each kernel's PTX name to its arguments (offset, size, kind; PTX
     parameter names), kernarg size, LDS and scratch bytes, register counts, wavefront size
     and maximum workgroup size, read from the object's own metadata note.
+
+    ``asm`` is LLVM's assembly listing of the same code. It may be given as a function that
+    makes it: ``compile`` defers that second code generation to the first use of ``asm``
+    (or ``stats()``), since most translations only want the object.
     """
 
-    target: Target
-    hsaco: bytes
-    asm: str
-    llvm_ir: str
-    metadata: dict[str, dict[str, Any]]
-    note: dict[str, Any]                  # the raw decoded NT_AMDGPU_METADATA note
+    def __init__(self, target: Target, hsaco: bytes, asm: str | Callable[[], str], llvm_ir: str,
+                 metadata: dict[str, dict[str, Any]], note: dict[str, Any]) -> None:
+        self.target = target
+        self.hsaco = hsaco
+        self._asm = asm
+        self.llvm_ir = llvm_ir
+        self.metadata = metadata
+        self.note = note                  # the raw decoded NT_AMDGPU_METADATA note
+
+    @property
+    def asm(self) -> str:
+        if not isinstance(self._asm, str):
+            self._asm = self._asm()
+        return self._asm
 
     @property
     def kernels(self) -> list[str]:

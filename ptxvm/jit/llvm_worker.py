@@ -16,6 +16,12 @@ LLVM or Python prints can corrupt the stream. Requests:
 * ``{"op": "compile", "id", "ir", "triple", "cpu", "features", "opt", "emit",
   "reloc", "codemodel"}`` -> ``{"ok": True, "obj", "asm", "ll", "seconds"}`` or
   ``{"ok": False, "kind": "parse"|"verify"|"target"|"internal", "message"}``;
+  With ``"keep": True`` the optimised module (before code generation) is also kept, under the
+  request's id, for one later ``emit_kept`` (the reply then says ``"kept": id``); only the
+  last ``KEEP_MODULES`` are kept;
+* ``{"op": "emit_kept", "token", "kind"}`` -> ``{"ok": True, "asm"|"obj"|"ll": ...}`` from the
+  module kept by compile request ``token`` (exactly what that request would have emitted), or
+  ``{"ok": False, "kind": "gone"}`` when it is no longer kept (the caller compiles again);
 * ``{"op": "ping"}`` -> ``{"ok": True, "pid"}``;
 * ``{"op": "sleep", "seconds"}`` (lets tests exercise the parent's timeout).
 """
@@ -69,6 +75,9 @@ def read_message(stream: BinaryIO) -> Any:
 # ------------------------------------------------------------------ compilation (worker side)
 
 EMIT_KINDS = ("ll", "asm", "obj")
+KEEP_MODULES = 8
+
+_kept: dict[Any, tuple[Any, Any]] = {}     # compile request id -> (optimised module, target machine)
 
 _machines: dict[tuple, Any] = {}
 _PROBE_IR = "define void @ptxvm_probe() {\n  ret void\n}\n"
@@ -147,22 +156,46 @@ def compile_request(llvm: Any, req: dict) -> dict:
 
     emit = req["emit"]
     out: dict[str, Any] = {"ok": True, "obj": None, "asm": None, "ll": None}
-    if "ll" in emit:
-        out["ll"] = str(module)
-    machine_outputs = [k for k in ("asm", "obj") if k in emit]
-    for i, kind in enumerate(machine_outputs):
-        # Code generation mutates the module (AMDGPU structurizes control flow in place
-        # and a second emission from it aborts): every output but the last uses a clone.
-        source = module if i == len(machine_outputs) - 1 else module.clone()
-        out[kind] = tm.emit_assembly(source) if kind == "asm" else bytes(tm.emit_object(source))
+    if req.get("keep"):
+        _kept[req.get("id")] = (module, tm)      # as the optimiser left it (codegen uses clones)
+        while len(_kept) > KEEP_MODULES:
+            del _kept[next(iter(_kept))]
+        out["kept"] = req.get("id")
+    out.update(_emit(tm, module, emit))
     out["seconds"] = time.perf_counter() - start
     return out
+
+
+def _emit(tm: Any, module: Any, emit: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if "ll" in emit:
+        out["ll"] = str(module)
+    for kind in ("asm", "obj"):
+        if kind in emit:
+            # Code generation mutates the module (AMDGPU structurizes control flow in place and
+            # a second emission from it aborts), and a clone's use lists are not in the same
+            # order as the original's, which changes register allocation and scheduling: every
+            # output is made from a fresh clone, so the assembly (made now or later from a kept
+            # module) and the object describe the same code.
+            source = module.clone()
+            out[kind] = tm.emit_assembly(source) if kind == "asm" else bytes(tm.emit_object(source))
+    return out
+
+
+def emit_kept(req: dict) -> dict:
+    kept = _kept.pop(req["token"], None)
+    if kept is None:
+        return _error("gone", f"no module kept for request {req['token']!r}")
+    module, tm = kept
+    return {"ok": True, **_emit(tm, module, (req["kind"],))}
 
 
 def _handle(llvm: Any, req: dict) -> dict:
     op = req.get("op")
     if op == "compile":
         return compile_request(llvm, req)
+    if op == "emit_kept":
+        return emit_kept(req)
     if op == "ping":
         return {"ok": True, "pid": os.getpid()}
     if op == "sleep":

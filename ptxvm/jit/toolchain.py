@@ -11,6 +11,11 @@ use, shared by all threads (requests are serialised by a lock) and restarted
 after it dies. When it dies during a request, the error carries what LLVM wrote
 on stderr for that request and the exit status or signal.
 
+An output that may not be wanted at all (the AMDGPU translator's assembly listing, a second
+full code generation) can be deferred: ``compile_ir(..., later=("asm",))`` keeps the optimised
+module in the worker and ``emit_later(res, "asm")`` generates it from there on demand (or, if
+the worker no longer has it, compiles the IR again: LLVM is deterministic, the text is the same).
+
 Results are cached by content: a small in-memory LRU, then files under
 ``<ptxvm cache dir>/llvm`` keyed by the SHA-256 of the IR, every option, the
 llvmlite and ptxvm versions and the worker's own source. ``PTXVM_NO_CACHE=1``
@@ -60,9 +65,23 @@ class CompileResult:
     seconds: float
     origin: str = "worker"        # "worker" | "memory" | "disk"
     log: str = ""
+    later: _Later | None = None   # how to make the outputs deferred with ``later=`` (emit_later)
 
     def _size(self) -> int:
         return sum(len(x) for x in (self.obj, self.asm, self.optimized_ir) if x is not None)
+
+
+@dataclass(frozen=True, eq=False)
+class _Later:
+    """Where a compile's optimised module was kept (the worker's generation and request id)
+    and the request itself, to compile again when the worker no longer has it."""
+
+    kinds: tuple[str, ...]
+    generation: int | None
+    token: int | None
+    request: dict
+    timeout: float
+    use_cache: bool | None
 
 
 # ------------------------------------------------------------------ the worker process
@@ -185,7 +204,10 @@ class _Worker:
 
     # -- requests
 
-    def _exchange(self, message: dict, timeout: float) -> tuple[dict, str]:
+    def _exchange(self, message: dict, timeout: float, generation: int | None = None) -> tuple[dict, str]:
+        if generation is not None and (generation != self.starts or self._proc is None
+                                       or self._proc.poll() is not None):
+            return {"ok": False, "kind": "gone", "message": "not the worker that kept the module"}, ""
         proc = self._ensure()
         offset = self._stderr_size()
         self._seq += 1
@@ -212,12 +234,14 @@ class _Worker:
         if not isinstance(reply, dict) or reply.get("id") != self._seq:
             self._discard()
             raise CodegenError("LLVM worker protocol error: reply does not match the request")
+        reply["generation"] = self.starts
         return reply, self._stderr_since(offset)
 
-    def request(self, message: dict, timeout: float) -> tuple[dict, str]:
+    def request(self, message: dict, timeout: float, generation: int | None = None) -> tuple[dict, str]:
+        """``generation``: only if the worker is still the one started then (else a "gone" reply)."""
         with self._lock:
             try:
-                return self._exchange(message, timeout)
+                return self._exchange(message, timeout, generation)
             except _Crash as crash:
                 killed_from_outside = (crash.returncode is not None and crash.returncode < 0
                                        and -crash.returncode not in _FATAL_SIGNALS and not crash.timed_out)
@@ -225,7 +249,7 @@ class _Worker:
                     raise
             # Killed by someone else (SIGKILL/SIGTERM: OOM killer, a stray kill) possibly before it
             # even read the request: one fresh try, whose failure is then reported.
-            return self._exchange(message, timeout)
+            return self._exchange(message, timeout, generation)
 
     def pid(self) -> int | None:
         proc = self._proc
@@ -283,9 +307,9 @@ def worker_stats() -> dict[str, Any]:
     return {"starts": _WORKER.starts, "requests": _WORKER.requests, "pid": _WORKER.pid()}
 
 
-def _request(message: dict, timeout: float) -> tuple[dict, str]:
+def _request(message: dict, timeout: float, generation: int | None = None) -> tuple[dict, str]:
     try:
-        return _WORKER.request(message, timeout)
+        return _WORKER.request(message, timeout, generation)
     except _Crash as crash:
         raise _crash_error(crash, message, timeout) from None
 
@@ -433,7 +457,8 @@ def clear_memory_cache() -> None:
 
 def compile_ir(llvm_ir: str, *, triple: str, cpu: str = "", features: str = "", opt: int = 3,
                emit: tuple[str, ...] = ("obj",), reloc: str = "pic", codemodel: str = "jitdefault",
-               timeout: float | None = None, use_cache: bool | None = None) -> CompileResult:
+               timeout: float | None = None, use_cache: bool | None = None,
+               later: tuple[str, ...] = ()) -> CompileResult:
     """Parse, verify, optimise (new pass manager, ``O<opt>``) and compile ``llvm_ir``.
 
     ``emit`` names the outputs: ``"obj"`` (relocatable object bytes), ``"asm"`` (assembly
@@ -441,10 +466,15 @@ def compile_ir(llvm_ir: str, *, triple: str, cpu: str = "", features: str = "", 
     Raises ``CodegenError`` carrying LLVM's message when the IR does not parse or verify, or
     when LLVM crashes or exceeds ``timeout`` seconds (default 300); the worker is then
     restarted for the next call.
+
+    ``later`` names outputs not made now that ``emit_later(res, kind)`` may ask for afterwards
+    (made from the optimised module the worker keeps, as if they had been in ``emit``).
     """
     emit_set = set(emit)
     if not emit_set or not emit_set <= set(EMIT_KINDS):
         raise ValueError(f"emit must name some of {EMIT_KINDS}, got {emit!r}")
+    if not set(later) <= set(EMIT_KINDS):
+        raise ValueError(f"later must name some of {EMIT_KINDS}, got {later!r}")
     if opt not in (0, 1, 2, 3):
         raise ValueError(f"opt must be 0..3, got {opt!r}")
     if reloc not in RELOC_MODELS:
@@ -455,30 +485,61 @@ def compile_ir(llvm_ir: str, *, triple: str, cpu: str = "", features: str = "", 
     from ..frontend.cache import cache_enabled
     caching = cache_enabled(use_cache)
     key = cache_key(llvm_ir, triple, cpu, features, opt, emit_norm, reloc, codemodel)
-    if caching:
-        hit = _MEMORY.get(key)
-        if hit is not None:
-            return hit if hit.origin == "memory" else _replace_origin(hit, "memory")
-        hit = _read_disk(key)
-        if hit is not None:
-            _MEMORY.put(key, _replace_origin(hit, "memory"))
-            return hit
-
     timeout = DEFAULT_TIMEOUT if timeout is None else float(timeout)
     request = {"op": "compile", "ir": llvm_ir, "triple": triple, "cpu": cpu, "features": features,
                "opt": opt, "emit": emit_norm, "reloc": reloc, "codemodel": codemodel}
-    reply, log = _request(request, timeout)
+    later_kinds = tuple(k for k in EMIT_KINDS if k in set(later) - emit_set)
+    if caching:
+        hit = _MEMORY.get(key)
+        if hit is None:
+            hit = _read_disk(key)
+            if hit is not None:
+                _MEMORY.put(key, _replace_origin(hit, "memory"))
+        elif hit.origin != "memory":
+            hit = _replace_origin(hit, "memory")
+        if hit is not None:
+            # Nothing kept in the worker: a deferred output compiles again (and is cached too).
+            return _replace_origin(hit, hit.origin, _Later(later_kinds, None, None, request, timeout, use_cache)
+                                   if later_kinds else None)
+
+    reply, log = _request({**request, "keep": bool(later_kinds)}, timeout)
     if not reply["ok"]:
         raise _reply_error(reply, log)
     res = CompileResult(reply["obj"], reply["asm"], reply["ll"], float(reply["seconds"]), "worker", log)
     if caching:
         _write_disk(key, res)
         _MEMORY.put(key, _replace_origin(res, "memory"))
+    if later_kinds:
+        res = _replace_origin(res, "worker", _Later(later_kinds, reply.get("generation"), reply.get("kept"),
+                                                    request, timeout, use_cache))
     return res
 
 
-def _replace_origin(res: CompileResult, origin: str) -> CompileResult:
-    return CompileResult(res.obj, res.asm, res.optimized_ir, res.seconds, origin, res.log)
+def emit_later(res: CompileResult, kind: str) -> str | bytes:
+    """Output ``kind`` deferred by ``compile_ir(..., later=(kind,))``: generated from the
+    optimised module the worker kept (once), else by compiling the IR again."""
+    later = res.later
+    if later is None or kind not in later.kinds:
+        raise ValueError(f"{kind!r} was not deferred by this compile (later={later.kinds if later else ()})")
+    if later.token is not None:
+        reply, log = _request({"op": "emit_kept", "token": later.token, "kind": kind,
+                               "triple": later.request["triple"], "cpu": later.request["cpu"]},
+                              later.timeout, later.generation)
+        if reply["ok"]:
+            return reply[kind]
+        if reply.get("kind") != "gone":
+            raise _reply_error(reply, log)
+    r = later.request
+    again = compile_ir(r["ir"], triple=r["triple"], cpu=r["cpu"], features=r["features"], opt=r["opt"],
+                       emit=(kind,), reloc=r["reloc"], codemodel=r["codemodel"], timeout=later.timeout,
+                       use_cache=later.use_cache)
+    value = {"obj": again.obj, "asm": again.asm, "ll": again.optimized_ir}[kind]
+    assert value is not None
+    return value
+
+
+def _replace_origin(res: CompileResult, origin: str, later: _Later | None = None) -> CompileResult:
+    return CompileResult(res.obj, res.asm, res.optimized_ir, res.seconds, origin, res.log, later)
 
 
 _KIND_TEXT = {"parse": "LLVM could not parse the IR", "verify": "the LLVM IR failed verification",
