@@ -671,6 +671,10 @@ def add_driver(llmod: ir.Module, kernel: ir.Function, name: str = "ptxvm_run") -
     state that ends the launch (fault, trap, watchdog, assert), leaving the other threads where
     they are so the executor can report precisely."""
     fn = ir.Function(llmod, ir.FunctionType(I32, [I64P, I8P, I64, I64, I64, I64]), name=name)
+    # The kernel runs only from here: inlined into the loop over threads (no call, no prologue
+    # and epilogue per thread and stop), and not kept as a function of its own.
+    kernel.attributes.add("alwaysinline")
+    kernel.linkage = "internal"
     ctx, base, n, stride, first_thread, first_round = fn.args
     blocks = {k: fn.append_basic_block(k) for k in (
         "entry", "cta_head", "cta_init", "round", "thr", "run", "classify", "round_end", "release",
