@@ -51,14 +51,14 @@ def lift_module(module: ptx.Module, target: Target) -> str:
         else:
             ml.llmod = llmod
         ml.functions = functions
-        lifted = ml.lower(kernel)
+        lifted = ml.lower(kernel, text=False)        # the module is printed once, below
         entries.append((llmod.get_global(lifted.entry), kernel))
     assert llmod is not None
     if hooks.accesses:
         raise CodegenError("internal error: memory accesses left without their AMDGPU rewrite")
     for fn, kernel in entries:
         fn.name = kernel.name
-        # llvmlite caches the text of a value's name when first printed (``lower`` printed it).
+        # llvmlite caches the text of a value's name when first printed (calls to it, if any).
         fn.__dict__.pop("_StringReferenceCaching__cached_refstr", None)
     version = llmod.add_metadata([ir.IntType(32)(1), "amdhsa_code_object_version",
                                   ir.IntType(32)(target.code_object_version * 100)])

@@ -123,7 +123,9 @@ class ModuleLowering:
             done(fl)
         fl.b.ret(I32(0))
 
-    def lower(self, kernel: ptx.Function) -> LiftedModule:
+    def lower(self, kernel: ptx.Function, *, text: bool = True) -> LiftedModule:
+        """Lower ``kernel`` and what it calls. ``text=False``: leave ``llvm_ir`` empty (a caller
+        lowering several kernels into one module prints the module once, at the end)."""
         entry = ir.Function(self.llmod, self.hooks.kernel_signature(), name=f"ptx_kernel_{_mangle(kernel.name)}")
         fl = FunctionLowering(self, kernel, entry, {})
         self.current = fl
@@ -141,7 +143,7 @@ class ModuleLowering:
             finish(self, entry)
         atomics = any(i.opcode in ("atom", "red") for f in self.module.functions.values() if f.body is not None
                       for i in f.body.instructions())
-        return LiftedModule(str(self.llmod), kernel.name, entry.name, self.sites, self.symbols, atomics)
+        return LiftedModule(str(self.llmod) if text else "", kernel.name, entry.name, self.sites, self.symbols, atomics)
 
 
 _SYNC_OPCODES = frozenset({"bar", "barrier", "shfl", "vote", "match", "redux.sync", "activemask",
