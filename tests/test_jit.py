@@ -242,3 +242,33 @@ ret;
     with pytest.raises(ptxvm.KernelFault, match="out-of-bounds const access of 4 bytes") as e:
         ptxvm.Module(text)["k"](1, 1, (x,), device=device)
     assert e.value.line == 12 and x[0] == 8
+
+
+GROUPED = (".shared .align 4 .b8 buf[64];\nmov.u32 %r1, %tid.x;\nshl.b32 %r2, %r1, 2;\n"
+           "st.shared.u32 [%r2], %r1;\nbar.sync 0;\nld.shared.u32 %r3, [%r2];\nadd.u32 %r4, %r3, 1;\n"
+           "ld.shared.u32 %r5, [%r2+{a}];\nld.shared.u32 %r6, [%r2+{b}];\nadd.u32 %r7, %r5, %r6;\n"
+           "add.u32 %r7, %r7, %r4;\nld.param.u64 %rd1, [p0];\nmul.wide.u32 %rd2, %r1, 4;\n"
+           "add.s64 %rd3, %rd1, %rd2;\nst.global.u32 [%rd3], %r7;\nret;")
+
+
+@pytest.mark.parametrize("a,b", [(8, 36), (2, 60), (8, 60), (8, 32)])
+def test_grouped_shared_loads_fault_where_the_interpreter_does(a, b):
+    """`ld.shared` through one register with constant offsets are checked as a group on the JIT
+    (one range compare); a bad load of the group still faults at its own instruction, with the
+    first failing check in program order (misaligned [r2+2] before out-of-bounds [r2+60]), and
+    the thread the interpreter names."""
+    k = _kernel(GROUPED.format(a=a, b=b))
+    got = {}
+    for device in ("interp", "cpu"):
+        out = np.zeros(8, np.uint32)
+        try:
+            k(1, 8, (out,), device=device)
+            got[device] = out.tolist()
+        except ptxvm.KernelFault as e:
+            got[device] = (str(e), e.thread, e.line)
+    assert got["interp"] == got["cpu"]
+    if b == 32:                     # all in bounds: buf[i] = i for the 8 threads' words, else 0
+        buf = lambda i: i if i < 8 else 0  # noqa: E731
+        assert got["cpu"] == [t + 1 + buf(t + a // 4) + buf(t + b // 4) for t in range(8)]
+    else:
+        assert isinstance(got["cpu"], tuple)

@@ -20,7 +20,7 @@ from ..interp.memory import GLOBAL_BASE, LOCAL_BASE, LOCAL_LIMIT, SHARED_BASE, S
 from ..interp.state import PARAM_BASE, PARAM_LIMIT
 from ..ir import nodes as ptx
 from ..ir.types import ScalarType
-from ..lift.function import I1, I8, I8P, I32, I64, FunctionLowering
+from ..lift.function import I1, I8, I8P, I32, I64, FunctionLowering, resize
 from ..lift.hooks import TargetHooks, WarpView
 from . import layout as L
 
@@ -66,6 +66,8 @@ class HostHooks(TargetHooks):
         fl.ctx.name, fl.thr.name = "ctx", "thr"
         fl.stops = []
         fl.fault_block = None
+        fl.shared_groups = _shared_load_groups(fl.fn.body, fl.ml.layout.shared_bytes)
+        fl.group_state = {}
         if fl.is_kernel:
             fl.steps_reg = fl.hidden_register("steps", ScalarType.U64)
             fl.limit_reg = fl.hidden_register("limit", ScalarType.U64)
@@ -440,6 +442,12 @@ class HostHooks(TargetHooks):
             self._fault(fl, None, site, address, L.FaultKind.MISALIGNED, size)
             b.position_at_end(nxt)
         self._fault(fl, fault, site, address, L.FaultKind.BOUNDS, size)
+        group = fl.shared_groups.get(id(ins)) if space == "shared" and not write else None
+        if group is not None and self._grouped_check(fl, group, ins, size, align, site):
+            # In bounds: the group's one range check (or its slow path) has shown it.
+            b.branch(ok_blk)
+            b.position_at_end(ok_blk)
+            return b.gep(b.inttoptr(b.load(self.cta_field(fl, L.C_SHARED, I64)), I8P), [address])
         if space in ("shared", "local"):
             ptr = self._window(fl, space, address, size, fault)
         elif space in ("global", "const"):
@@ -449,6 +457,55 @@ class HostHooks(TargetHooks):
         b.branch(ok_blk)
         b.position_at_end(ok_blk)
         return ptr
+
+    def _grouped_check(self, fl, group, ins, size, align, site) -> bool:
+        """A `ld.shared` of a group (``_shared_load_groups``): loads through one base register
+        with constant offsets, only side-effect-free instructions between them.  The first one
+        checks the whole group's range with one compare; when that fails, a slow path checks
+        each load in program order (alignment, then bounds) and faults at the first bad one,
+        exactly where the loads one by one would have faulted: nothing between them has an
+        effect outside the thread's registers.  False: check this load alone."""
+        members, index = group
+        st = fl.group_state.get(id(members))
+        b = fl.b
+        if index == 0:
+            hit = fl.register(members[0][1])
+            if hit is None or not isinstance(hit[0].type.pointee, ir.IntType):
+                fl.group_state[id(members)] = None
+                return False
+            base = resize(b, b.load(hit[0]), 64, False)
+            max_end = max(off + sz for _ins, _reg, off, sz in members)
+            slow, fast = fl.new_block("group_slow"), fl.new_block("group_fast")
+            b.cbranch(b.icmp_unsigned(">", base, I64(fl.ml.layout.shared_bytes - max_end)), slow, fast)
+            b.position_at_end(fast)
+            st = fl.group_state[id(members)] = {"base": base, "tail": slow, "resume": fast}
+        if st is None:
+            return False
+        m_ins, _reg, off, m_size = members[index]
+        if m_ins is not ins or m_size != size:
+            raise fl.unsupported(ins, "is lowered differently from its pre-scan (a ptxvm bug)")
+        here = b.block
+        b.position_at_end(st["tail"])
+        address = b.add(st["base"], I64(off)) if off else st["base"]
+        if align > 1:
+            mis = fl.new_block("group_misaligned")
+            nxt = fl.new_block("group_aligned")
+            b.cbranch(b.icmp_unsigned("!=", b.and_(address, I64(align - 1)), I64(0)), mis, nxt)
+            b.position_at_end(mis)
+            self._fault(fl, None, site, address, L.FaultKind.MISALIGNED, size)
+            b.position_at_end(nxt)
+        oob, nxt = fl.new_block("group_oob"), fl.new_block("group_next")
+        limit = fl.ml.layout.shared_bytes
+        bad = b.icmp_unsigned(">", address, I64(limit - size)) if limit >= size else ir.Constant(I1, 1)
+        b.cbranch(bad, oob, nxt)
+        b.position_at_end(oob)
+        self._fault(fl, None, site, address, L.FaultKind.BOUNDS, size)
+        b.position_at_end(nxt)
+        if index == len(members) - 1:
+            b.branch(st["resume"])          # not reached: some load of the group is out of bounds
+        st["tail"] = nxt
+        b.position_at_end(here)
+        return True
 
     def _fault(self, fl, blk, site, address, kind, size) -> None:
         """Fill ``blk`` (or the current block) with: record the fault, stop the thread."""
@@ -467,11 +524,15 @@ class HostHooks(TargetHooks):
     def _window(self, fl, space, offset, size, fault) -> ir.Value:
         b = fl.b
         if space == "shared":
-            limit, base = self.ctx(fl, L.X_SHARED_SIZE), b.load(self.cta_field(fl, L.C_SHARED, I64))
+            # The window's size is the layout's (the launch context holds the same number): a
+            # constant, so the check is one compare with an immediate.
+            limit, base = fl.ml.layout.shared_bytes, b.load(self.cta_field(fl, L.C_SHARED, I64))
+            bad = (b.icmp_unsigned(">", offset, I64(limit - size)) if limit >= size
+                   else ir.Constant(ir.IntType(1), 1))
         else:
             limit, base = self.ctx(fl, L.X_LOCAL_SIZE), b.load(self.thr(fl, L.T_LOCAL, I64))
-        end = b.add(offset, I64(size))
-        bad = b.or_(b.icmp_unsigned(">", end, limit), b.icmp_unsigned("<", end, offset))
+            end = b.add(offset, I64(size))
+            bad = b.or_(b.icmp_unsigned(">", end, limit), b.icmp_unsigned("<", end, offset))
         ok = fl.new_block(f"{space}_ok")
         b.cbranch(bad, fault, ok)
         b.position_at_end(ok)
@@ -550,6 +611,78 @@ class HostHooks(TargetHooks):
 
 
 __all__ = ["HostHooks", "I1", "I8"]
+
+
+# Instructions with no effect beyond their destination registers: they may lie between the loads
+# of a group (nothing they do can be observed if a later load of the group faults instead).
+_PURE = frozenset({"add", "sub", "mul", "mad", "mul24", "mad24", "fma", "and", "or", "xor", "not", "cnot",
+                   "shl", "shr", "mov", "cvt", "cvta", "setp", "selp", "set", "slct", "neg", "abs", "min",
+                   "max", "popc", "clz", "brev", "bfe", "bfi", "prmt", "sad", "copysign", "testp", "lop3",
+                   "shf"})
+
+
+def _dest_registers(op) -> list[tuple[str, str | None]]:
+    if isinstance(op, ptx.Register):
+        return [(op.name, op.component)]
+    if isinstance(op, ptx.Vector):
+        return [r for e in op.elements for r in _dest_registers(e)]
+    if isinstance(op, ptx.Pair):
+        return [r for e in (op.first, op.second) for r in _dest_registers(e)]
+    return []
+
+
+def _shared_load_groups(body: ptx.Block, shared_bytes: int) -> dict[int, tuple[list, int]]:
+    """Groups of plain `ld.shared` through one base register with small constant offsets, in
+    straight-line stretches of a statement list where the register keeps its value and only
+    ``_PURE`` instructions lie between them: id(instruction) -> (members, index); members are
+    (instruction, base register, offset, size), in program order."""
+    from ..lift.ops.memory import _elements, space_of
+    groups: dict[int, tuple[list, int]] = {}
+    seen: set[int] = set()
+
+    def close(open_: dict) -> None:
+        for members in open_.values():
+            if len(members) > 1 and max(o + z for _i, _r, o, z in members) <= shared_bytes:
+                for k, m in enumerate(members):
+                    groups[id(m[0])] = (members, k)
+        open_.clear()
+
+    def scan(block: ptx.Block) -> None:
+        open_: dict = {}
+        for st in block.statements:
+            if isinstance(st, ptx.Block):
+                close(open_)
+                scan(st)
+                continue
+            if not isinstance(st, ptx.Instruction):
+                if isinstance(st, ptx.Label):
+                    close(open_)
+                continue
+            if id(st) in seen:                   # one object at two places: never grouped
+                groups.pop(id(st), None)
+                close(open_)
+                continue
+            seen.add(id(st))
+            a = st.operands[1] if len(st.operands) > 1 else None
+            member = (st.opcode == "ld" and st.guard is None and space_of(st) == "shared"
+                      and not ({"volatile", "relaxed", "acquire"} & set(st.modifiers))
+                      and isinstance(a, ptx.Address) and isinstance(a.base, ptx.Register)
+                      and not a.extra and 0 <= a.offset < (1 << 31) and st.types)
+            if member:
+                key = (a.base.name, a.base.component)
+                size = max(st.types[0].bits // 8, 1) * len(_elements(st.operands[0]))
+                open_.setdefault(key, []).append((st, a.base, a.offset, size))
+            elif st.opcode not in _PURE:
+                close(open_)
+                continue
+            for reg in _dest_registers(st.operands[0]) if st.operands else ():
+                members = open_.pop(reg, None)
+                if members is not None:
+                    open_[("#closed", id(members))] = members
+        close(open_)
+
+    scan(body)
+    return groups
 
 
 def _live_allocas(fn: ir.Function, slots: set[int], edges: dict[int, int]) -> dict[int, set[int]]:
