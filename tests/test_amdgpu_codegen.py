@@ -236,3 +236,39 @@ def test_save_and_repr(tmp_path):
     assert set(stats) == set(PROBE_KERNELS)
     assert stats["vadd"]["instructions"] == len(mnemonics(body(obj, "vadd")))
     assert 1 <= stats["vadd"]["waves_per_simd"] <= stats["vadd"]["max_waves_per_simd"] == 8
+
+
+# ---------------------------------------------------------------------- NaN canonicalisation
+
+NAN_CHAIN = """
+.version 7.0
+.target sm_80
+.address_size 64
+.visible .entry {name}(.param .u64 p)
+{{
+  .reg .f32 %f<8>;
+  .reg .b32 %r<2>;
+  .reg .b64 %rd<2>;
+  ld.param.u64 %rd1, [p];
+  ld.global.f32 %f1, [%rd1];
+  ld.global.f32 %f2, [%rd1+4];
+  add.f32 %f3, %f1, %f2;
+  fma.rn.f32 %f4, %f3, %f2, %f1;
+  mul.f32 %f5, %f4, %f3;
+  {extra}
+  st.global.f32 [%rd1+8], %f5;
+  ret;
+}}
+"""
+
+
+@pytest.mark.parametrize("target", DEFAULT_TARGETS)
+def test_nan_canonicalisation_only_where_the_bits_are_seen(target):
+    """An f32 result read only by canonicalising arithmetic (add, fma, mul) never shows its NaN
+    bits: only the stored result is made 0x7fffffff.  A register whose bits are read (mov.b32)
+    keeps its own canonicalisation."""
+    def selects(extra: str) -> int:
+        src = NAN_CHAIN.format(name="chain", extra=extra)
+        return mnemonics(body(ptxvm.compile(src, target=target), "chain")).count("v_cndmask_b32_e32")
+    assert selects("") == 1
+    assert selects("mov.b32 %r1, %f3;\n  st.global.u32 [%rd1+12], %r1;") == 2
