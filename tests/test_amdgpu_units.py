@@ -125,3 +125,79 @@ def test_elf_header_only():
 def test_elf_errors(data, message):
     with pytest.raises(ElfError, match=message):
         read_elf(data)
+
+
+# ---------------------------------------------------------------------- native f16 emitters
+
+def _host_has_f16c() -> bool:
+    try:
+        with open("/proc/cpuinfo") as f:
+            return " f16c" in f.read()
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not _host_has_f16c(), reason="evaluates LLVM half arithmetic on the host's F16C")
+def test_native_f16_emitters_agree_with_the_integer_emitters():
+    """On AMD GPUs the plain f16 forms are LLVM ``half`` operations (cvt_bits.native_f16).  Both
+    versions are compiled for the host and compared bit for bit on random and special operands
+    (subnormals, infinities, NaNs; packed halves).  The host evaluates ``half`` add/sub/mul in f32
+    and rounds once more to f16, which is exact for these operations (24 >= 2 * 11 + 2 bits)."""
+    import ctypes
+    import random
+
+    import llvmlite.binding as llvm
+    from llvmlite import ir
+
+    from ptxvm.lift import cvt, half
+
+    i16, i32, i64, f32 = ir.IntType(16), ir.IntType(32), ir.IntType(64), ir.FloatType()
+    cases = {
+        "add": (2, lambda b, x, y: half.hadd(b, x, y, type="f16"), i16, i16),
+        "sub": (2, lambda b, x, y: half.hsub(b, x, y, type="f16"), i16, i16),
+        "mul": (2, lambda b, x, y: half.hmul(b, x, y, type="f16"), i16, i16),
+        "mul2": (2, lambda b, x, y: half.hmul(b, x, y, type="f16x2"), i32, i32),
+        "f2h": (1, lambda b, x: b.zext(cvt.cvt(b, b.bitcast(x, f32), dst="f16", src="f32", rnd="rn"), i32), i32, i32),
+        "h2f": (1, lambda b, x: b.bitcast(cvt.cvt(b, x, dst="f32", src="f16"), i32), i16, i32),
+        "h2d": (1, lambda b, x: b.bitcast(cvt.cvt(b, x, dst="f64", src="f16"), i64), i16, i64),
+    }
+    module = None
+    for name, (n, body, arg, ret) in cases.items():
+        for native in (True, False):
+            m = ir.Module()
+            m.triple = "amdgcn-amd-amdhsa" if native else ""     # what the emitters look at
+            fn = ir.Function(m, ir.FunctionType(ret, [arg] * n), f"{name}_{native}")
+            b = ir.IRBuilder(fn.append_basic_block())
+            b.ret(body(b, *fn.args))
+            assert ("half" in str(m)) == native
+            m.triple = ""
+            parsed = llvm.parse_assembly(str(m))
+            if module is None:
+                module = parsed
+            else:
+                module.link_in(parsed)
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    tm = llvm.Target.from_default_triple().create_target_machine(
+        cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(), opt=2)
+    ee = llvm.create_mcjit_compiler(module, tm)
+    ee.finalize_object()
+    ctype = {16: ctypes.c_uint16, 32: ctypes.c_uint32, 64: ctypes.c_uint64}
+    rng = random.Random(5)
+    special = [0x7C00, 0xFC00, 0x7E00, 0x7C01, 0xFE12, 0, 0x8000, 1, 0x8001, 0x3FF, 0x7BFF, 0x3C00]
+
+    def h() -> int:
+        return rng.choice(special) if rng.random() < 0.1 else rng.getrandbits(16)
+
+    for name, (n, _body, arg, ret) in cases.items():
+        native, integer = (ctypes.CFUNCTYPE(ctype[ret.width], *[ctype[arg.width]] * n)(
+            ee.get_function_address(f"{name}_{v}")) for v in (True, False))
+        for _ in range(20_000):
+            if arg.width == 16:
+                args = [h() for _ in range(n)]
+            elif name == "f2h":
+                x = rng.uniform(-7e4, 7e4) * rng.choice([1, 1e-4, 1e-7, 1e-9])
+                args = [struct.unpack("<I", struct.pack("<f", x))[0] if rng.random() < 0.7 else rng.getrandbits(32)]
+            else:
+                args = [h() | h() << 16 for _ in range(n)]
+            assert native(*args) == integer(*args), (name, [hex(a) for a in args])

@@ -41,16 +41,19 @@ from .cvt_bits import (
     F32,
     F64,
     FMTS,
+    HALF,
     I64,
     IRNDS,
     RNDS,
     Fmt,
     apply_relu,
     c64,
+    canonical_nan,
     const,
     decode,
     flush_subnormal,
     from_bits,
+    native_f16,
     rint_bits,
     round_pack,
     saturate,
@@ -124,6 +127,13 @@ def cvt(b: ir.IRBuilder, x: ir.Value, *, dst: str, src: str, rnd: str | None = N
             out = saturate(b, out, df, ir.Constant(ir.IntType(1), 0))
         return from_bits(b, out, df)
     sf = FMTS[src]
+    if not (ftz or sat or relu or satfinite) and native_f16(b):
+        if src == "f16" and dst in ("f32", "f64") and rnd is None:       # exact widening
+            v = b.fpext(b.bitcast(x, HALF), ir.FloatType() if dst == "f32" else ir.DoubleType())
+            return from_bits(b, canonical_nan(b, v, df.ty, 0x7FFFFFFF if dst == "f32" else (1 << 63) - 1), df)
+        if src == "f32" and dst == "f16" and rnd == "rn":
+            r = b.fptrunc(from_bits(b, to_bits(b, x, F32), F32), HALF)
+            return canonical_nan(b, r, df.ty, 0x7FFF)
     if rnd is not None and rnd not in IRNDS and (rnd not in RNDS or (rnd == "rna" and not half_dst)):
         raise unsupported("has an unknown rounding modifier")
     out = _f2f(b, to_bits(b, x, sf), sf, df, rnd, ftz=ftz, satfinite=satfinite)

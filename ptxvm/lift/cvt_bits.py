@@ -22,6 +22,14 @@ Helpers (all emit branch-free code at the builder's position):
 * ``flush_subnormal(b, bits, fmt)``: ``.ftz`` on an operand (sign-preserving zero).
 * ``saturate(b, bits, fmt, is_nan)``: ``.sat``, clamp to [+0.0, 1.0], NaN and -0 to +0.
 * ``apply_relu(b, bits, fmt, is_nan)``: negative non-NaN values (and -0) to +0.
+
+Exception: on targets with IEEE binary16 arithmetic in hardware (AMD GPUs, ``native_f16``),
+the plain f16 forms (``add sub mul fma .rn.f16{x2}`` without ``.ftz .sat .relu``, and
+``cvt`` f16<->f32, f16->f64 without modifiers) are LLVM ``half`` operations: LLVM IR defines
+them as correctly rounded to nearest even with subnormals (the kernels keep the default
+f16/f64 denormal mode), which is what PTX asks; only a NaN result's bits are left to the
+target, so it is replaced by the canonical NaN on the bits (``canonical_nan``).  The host
+has no f16 arithmetic (LLVM would call compiler-rt there) and keeps the integer code.
 """
 
 from __future__ import annotations
@@ -103,6 +111,20 @@ def smax(b: ir.IRBuilder, x, y):
 
 def smin(b: ir.IRBuilder, x, y):
     return b.select(b.icmp_signed("<", x, y), x, y)
+
+
+HALF = ir.HalfType()
+
+
+def native_f16(b: ir.IRBuilder) -> bool:
+    """Whether the module being built targets an AMD GPU (native IEEE f16 arithmetic)."""
+    return str(getattr(b.module, "triple", "") or "").startswith("amdgcn")
+
+
+def canonical_nan(b: ir.IRBuilder, r, bits_type: ir.IntType, canon: int):
+    """The bits of float value ``r``, or ``canon`` when ``r`` is a NaN (a float compare and an
+    integer select: LLVM may not fold it, NaN bits being unspecified)."""
+    return b.select(b.fcmp_unordered("uno", r, r), ir.Constant(bits_type, canon), b.bitcast(r, bits_type))
 
 
 def to_bits(b: ir.IRBuilder, x, fmt: Fmt):

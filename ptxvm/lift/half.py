@@ -44,14 +44,17 @@ from .cvt_bits import (
     BF16,
     F16,
     F64,
+    HALF,
     I1,
     I64,
     Fmt,
     apply_relu,
     c64,
+    canonical_nan,
     const,
     decode,
     flush_subnormal,
+    native_f16,
     round_pack,
     saturate,
 )
@@ -153,6 +156,8 @@ def _arith(op: str, b: ir.IRBuilder, ops, *, type: str, rnd: str, ftz: bool, sat
         raise UnsupportedError(f"{op}.{rnd}.{type.lstrip('.')} is not a PTX form (half precision rounds .rn only)")
     if ftz and fmt is BF16:
         raise UnsupportedError(f"{op}.ftz.{type.lstrip('.')} is not supported (.ftz is defined for f16 only)")
+    if fmt is F16 and not (ftz or sat or relu) and native_f16(b):
+        return per_element(b, packed, lambda *hs: _native_arith(b, op, hs), *ops)
 
     def one(*hs):
         vs = [to_f64(b, flush_subnormal(b, h, fmt) if ftz else h, fmt) for h in hs]
@@ -170,6 +175,19 @@ def _arith(op: str, b: ir.IRBuilder, ops, *, type: str, rnd: str, ftz: bool, sat
             t = b.select(fin, t, ir.Constant(DOUBLE, 0.0))
         return round_f64(b, s, t, fmt, ftz=ftz, sat=sat, relu=relu)
     return per_element(b, packed, one, *ops)
+
+
+def _native_arith(b: ir.IRBuilder, op: str, hs):
+    """One f16 ``op`` as LLVM ``half`` arithmetic (see cvt_bits: native_f16); NaN -> 0x7fff."""
+    vs = [b.bitcast(h, HALF) for h in hs]
+    if op == "fma":
+        fn = b.module.globals.get("llvm.fma.f16")
+        if fn is None:
+            fn = ir.Function(b.module, ir.FunctionType(HALF, [HALF] * 3), name="llvm.fma.f16")
+        r = b.call(fn, vs)
+    else:
+        r = {"add": b.fadd, "sub": b.fsub, "mul": b.fmul}[op](*vs)
+    return canonical_nan(b, r, I16, 0x7FFF)
 
 
 def _fabs(b: ir.IRBuilder):
