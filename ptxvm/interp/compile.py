@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..ir import nodes as ir
 from ..ir.types import ScalarType, StateSpace
-from .ops import load_all
+from .ops import formulas, load_all
 from ..errors import UnsupportedError
 from .program import CompileContext, Control, Op, Program, Symbols, reader
 
@@ -126,6 +126,8 @@ def _op(ctx: CompileContext, impls, ins: ir.Instruction, pc: int, loc) -> Op:
         if build is None:
             raise ctx.unsupported(ins, "is not supported by the interpreter yet")
         run, control, target = build(ctx, ins)
+        if control == Control.NEXT and run is not None:
+            run = formulas.wrap(ctx, ins, run)
     except UnsupportedError as e:
         if not getattr(ctx, "lenient", False):
             raise

@@ -268,6 +268,8 @@ def _run_batch(program: Program, b: Batch, max_steps: int) -> None:
         elif ctl == Control.BRANCH:
             if active.size == lanes.size:
                 _advance(b, lanes, op.target)
+            elif active.size == 0:
+                _advance(b, lanes, p + 1)
             else:
                 _diverge(b, alive)
                 taken = np.zeros(b.n, dtype=bool)
@@ -285,6 +287,9 @@ def _run_batch(program: Program, b: Batch, max_steps: int) -> None:
                 b.pc[lanes] = p + 1
                 b.pc[active] = new
         elif ctl == Control.EXIT:
+            if b.pc is None and active is alive and alive is b.all:
+                b.exited[...] = True         # the whole converged batch exits: it is done
+                return
             if active.size:
                 _diverge(b, alive)
                 b.exited[active] = True

@@ -70,11 +70,14 @@ class DeviceMemory:
               ) -> Allocation:
         size = max(int(size), 1)
         padded = (size + 15) // 16 * 16
-        buf = np.zeros(padded, dtype=np.uint8)
-        if data is not None:
+        if data is None:
+            buf = np.zeros(padded, dtype=np.uint8)
+        else:
             raw = np.frombuffer(bytes(data), dtype=np.uint8) if not isinstance(data, np.ndarray) \
                 else data.reshape(-1).view(np.uint8)
+            buf = np.empty(padded, dtype=np.uint8)      # one pass: copy, then zero the rest
             buf[:raw.size] = raw
+            buf[raw.size:] = 0
         a = Allocation(self._next, size, buf, name, space)
         self._next += (size + GUARD_BYTES + ALIGN - 1) // ALIGN * ALIGN
         self.allocations.append(a)

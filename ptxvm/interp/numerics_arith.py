@@ -28,10 +28,14 @@ def prep(*xs, ftz=False):
     dt = np.result_type(*xs)
     if dt not in (F32, F64):
         raise TypeError(f"float operands must be float32 or float64, got {dt}")
-    arrs = np.broadcast_arrays(*[np.asarray(x, dtype=dt) for x in xs])
+    arrs = [np.asarray(x, dtype=dt) for x in xs]
+    if any(x.shape != arrs[0].shape for x in arrs):
+        # Broadcast views are read-only and overlap: give the operations plain arrays.
+        arrs = [np.array(x) for x in np.broadcast_arrays(*arrs)]
     if ftz and dt == F32:
         arrs = [ftz32(x) for x in arrs]
-    return dt, [np.array(x) for x in arrs]
+    # No numerics function writes into its operands, so same-shaped inputs are used as given.
+    return dt, arrs
 
 
 def _zero(neg):

@@ -18,6 +18,7 @@ from ..errors import UnsupportedError
 from ..ir import nodes as ir
 from ..ir.sregs import lookup_special
 from ..ir.types import ScalarType, StateSpace
+from .lanevalues import Affine, extend as extend_affine
 from .state import FLOAT, PARAM_BASE, SINT, UINT, Batch, storage_dtype
 
 Reader = Callable[[Batch, np.ndarray], np.ndarray]
@@ -185,8 +186,8 @@ def reader(ctx: CompileContext, op: ir.Operand, t: ScalarType, ins: ir.Instructi
             key, rt = hit
             rbits = 1 if rt is ScalarType.PRED else max(rt.bits, 8)
             if t is ScalarType.PRED or rt is ScalarType.PRED:
-                return lambda b, lanes: b.take(b.reg(key, rt), lanes)
-            return lambda b, lanes: width_convert(b.take(b.reg(key, rt), lanes), rbits, t)
+                return lambda b, lanes: b.take(b.read_reg(key, rt), lanes)
+            return lambda b, lanes: width_convert(b.take(b.read_reg(key, rt), lanes), rbits, t)
         sreg = lookup_special(op.name, op.component)
         if sreg is not None:
             return _special(ctx, op, t, ins)
@@ -208,6 +209,100 @@ def reader(ctx: CompileContext, op: ir.Operand, t: ScalarType, ins: ir.Instructi
     raise ctx.unsupported(ins, f"operand `{op}` cannot be read as a value here")
 
 
+LaneReader = Callable[[Batch], "Affine | None"]
+
+
+def lane_reader(ctx: CompileContext, op: ir.Operand, t: ScalarType, ins: ir.Instruction) -> LaneReader:
+    """A closure giving the operand as a formula (lanevalues.Affine, ``t``'s width) for every thread
+    of the batch, or None when it is not one (then the op reads it with ``reader``). Only valid
+    while the op runs for every thread (``lanes is batch.all``)."""
+    if t is ScalarType.PRED:
+        return lambda b: None
+    bits = max(t.bits, 8)
+    if isinstance(op, ir.Register):
+        hit = ctx.register(op)
+        if hit is not None:
+            key, rt = hit
+            if rt is ScalarType.PRED:
+                return lambda b: None
+            rbits = max(rt.bits, 8)
+
+            def read(b):
+                v = b.regs.get(key)
+                if not isinstance(v, Affine):
+                    return None
+                if bits <= rbits:
+                    return v.truncate(bits)
+                return extend_affine(v, bits, False, b.geometry.threads_per_cta, b.n_ctas)
+            return read
+        if lookup_special(op.name, op.component) is not None:
+            return _special_affine(op.name, op.component, bits)
+        return lambda b: None
+    if isinstance(op, ir.Immediate):
+        v = Affine.make(bits, int(_imm_bits(op, t)))
+        return lambda b: v
+    if isinstance(op, ir.Symbol) and frame_offset(ctx, op.name) is None:
+        try:
+            v = Affine.make(bits, symbol_address(ctx, op.name, ins))
+        except UnsupportedError:
+            return lambda b: None
+        return lambda b: v
+    return lambda b: None
+
+
+def _special_affine(name: str, comp: str | None, bits: int) -> LaneReader:
+    """Thread and CTA indices as formulas where the geometry makes them one (one-dimensional blocks
+    and grids, and the size registers)."""
+    axis = "xyz".index(comp) if comp in ("x", "y", "z") else 0
+
+    def unit_above(dims, axis):
+        return all(d == 1 for d in dims[axis + 1:])
+
+    if name == "%tid":
+        def tid(b):
+            blk = b.geometry.block
+            if blk[axis] == 1:
+                return Affine.make(bits, 0)
+            if axis == 0 and unit_above(blk, 0):
+                return Affine.make(bits, 0, 1, 0)
+            return None
+        return tid
+    if name == "%ctaid":
+        def ctaid(b):
+            grid = b.geometry.grid
+            if grid[axis] == 1:
+                return Affine.make(bits, 0)
+            if axis == 0 and unit_above(grid, 0):
+                return Affine.make(bits, b.first_cta, 0, 1)
+            return None
+        return ctaid
+    if name == "%ntid":
+        return lambda b: Affine.make(bits, b.geometry.block[axis])
+    if name == "%nctaid":
+        return lambda b: Affine.make(bits, b.geometry.grid[axis])
+    return lambda b: None
+
+
+def address_formula(ctx: CompileContext, a: ir.Address, space: str, ins: ir.Instruction) -> LaneReader:
+    """A `[base+offset]` operand's address (64-bit) as a formula for every thread, or None."""
+    off = a.offset
+    if a.base is None:
+        v = Affine.make(64, off)
+        return lambda b: v
+    if isinstance(a.base, ir.Symbol):
+        if frame_offset(ctx, a.base.name) is not None:
+            return lambda b: None
+        v = Affine.make(64, symbol_address(ctx, a.base.name, ins, space) + off)
+        return lambda b: v
+    base = lane_reader(ctx, a.base, ScalarType.U64, ins)
+    k = Affine.make(64, off)
+
+    def addr(b):
+        v = base(b)
+        return None if v is None else (v + k if off else v)
+    return addr
+
+
 def writer(ctx: CompileContext, op: ir.Operand, t: ScalarType, ins: ir.Instruction) -> Writer:
     if isinstance(op, ir.Sink):
         return lambda b, lanes, v: None
@@ -218,13 +313,23 @@ def writer(ctx: CompileContext, op: ir.Operand, t: ScalarType, ins: ir.Instructi
         key, rt = hit
         if rt is ScalarType.PRED or t is ScalarType.PRED:
             def write_pred(b, lanes, v, key=key, rt=rt):
-                b.put(b.reg(key, rt), lanes, v)
+                b.assign(key, rt, lanes, v)
             return write_pred
         rbits = max(rt.bits, 8)
+        signed = t.kind == "s"
 
         def write(b, lanes, v, key=key, rt=rt, rbits=rbits):
-            b.put(b.reg(key, rt), lanes, extend(v, t, rbits) if v.dtype.itemsize * 8 < rbits else \
-                  (v if v.dtype.itemsize * 8 == rbits else v.astype(UINT[rbits])))
+            if isinstance(v, Affine):
+                if lanes is b.all:
+                    # A formula for every thread: keep it (extended/truncated as an array would be).
+                    e = v.truncate(rbits) if v.bits >= rbits else \
+                        extend_affine(v, rbits, signed, b.geometry.threads_per_cta, b.n_ctas)
+                    if e is not None:
+                        b.set_formula(key, e)
+                        return
+                v = b.take(b.materialize(v), lanes)
+            b.assign(key, rt, lanes, extend(v, t, rbits) if v.dtype.itemsize * 8 < rbits else
+                     (v if v.dtype.itemsize * 8 == rbits else v.astype(UINT[rbits])))
         return write
     raise ctx.unsupported(ins, f"operand `{op}` cannot be written")
 
@@ -330,7 +435,7 @@ def address(ctx: CompileContext, a: ir.Address, space: str, ins: ir.Instruction)
     if hit is None:
         raise ctx.unsupported(ins, f"addresses through `{a.base}`, which is not a declared register")
     key, rt = hit
-    return lambda b, lanes: b.take(b.reg(key, rt), lanes).astype(np.uint64) + off
+    return lambda b, lanes: b.take(b.read_reg(key, rt), lanes).astype(np.uint64) + off
 
 
 def numpy_dtype(t: ScalarType) -> np.dtype:
@@ -343,4 +448,5 @@ def numpy_dtype(t: ScalarType) -> np.dtype:
 
 
 __all__ = ["Control", "Op", "Program", "Symbols", "CompileContext", "reader", "writer", "address",
+           "lane_reader", "address_formula",
            "numpy_dtype", "storage_dtype", "extend", "symbol_address"]

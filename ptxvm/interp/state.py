@@ -12,6 +12,7 @@ from functools import cached_property
 import numpy as np
 
 from ..ir.types import ScalarType
+from .lanevalues import Affine, materialize
 from .memory import (
     LOCAL_BASE, LOCAL_LIMIT, SHARED_BASE, SHARED_LIMIT, DeviceMemory, MemoryFault, check_alignment,
     window_offsets,
@@ -60,7 +61,8 @@ class Batch:
     shared_bytes: int
     local_bytes: int
     dynamic_shared: int = 0
-    regs: dict[str, np.ndarray] = field(default_factory=dict)
+    regs: dict[str, np.ndarray] = field(default_factory=dict)     # or lanevalues.Affine formulas
+    formula_arrays: dict[str, np.ndarray] = field(default_factory=dict)   # materialised formulas, read-only
     steps: int = 0
     thread_instructions: int = 0
     divergent_steps: int = 0
@@ -192,6 +194,30 @@ class Batch:
     def take(self, arr: np.ndarray, lanes: np.ndarray) -> np.ndarray:
         return arr if lanes is self.all else arr[lanes]
 
+    def assign(self, key: str, t: ScalarType, lanes: np.ndarray, values) -> None:
+        """Write register ``key`` for ``lanes``. A whole-batch write of an array an instruction
+        just computed takes the array itself as the register (no copy); anything that may be
+        shared (another register, a formula's cached array, a view into memory) is copied."""
+        if lanes is self.all and isinstance(values, np.ndarray) and self._fresh(values, t):
+            self.regs[key] = values
+            self.formula_arrays.pop(key, None)
+            return
+        self.put(self.reg(key, t), lanes, values)
+
+    def _fresh(self, v: np.ndarray, t: ScalarType) -> bool:
+        if v.shape != (self.n,) or v.dtype != storage_dtype(t) or not v.flags.writeable \
+                or not v.flags.c_contiguous:
+            return False
+        owner = v.base
+        if owner is not None and (not isinstance(owner, np.ndarray) or owner.base is not None
+                                  or owner.nbytes != v.nbytes):
+            return False                 # a view into something larger (memory, a window)
+        for held in (self.regs, self.formula_arrays):
+            for r in held.values():
+                if r is v or (owner is not None and r is owner):
+                    return False
+        return True
+
     def put(self, arr: np.ndarray, lanes: np.ndarray, values) -> None:
         if lanes is self.all:
             arr[...] = values
@@ -207,10 +233,37 @@ class Batch:
         return arr
 
     def reg(self, key: str, t: ScalarType) -> np.ndarray:
+        """A register's array, to write into (a formula value becomes its array for good)."""
         arr = self.regs.get(key)
         if arr is None:
             arr = self.regs[key] = np.zeros(self.n, dtype=storage_dtype(t))
+        elif isinstance(arr, Affine):
+            cached = self.formula_arrays.pop(key, None)
+            arr = self.regs[key] = cached if cached is not None else self.materialize(arr)
         return arr
+
+    def read_reg(self, key: str, t: ScalarType) -> np.ndarray:
+        """A register's array, to read (a formula value stays one; its array is cached)."""
+        arr = self.regs.get(key)
+        if isinstance(arr, Affine):
+            cached = self.formula_arrays.get(key)
+            if cached is None:
+                cached = self.formula_arrays[key] = self.materialize(arr)
+            return cached
+        return arr if arr is not None else self.reg(key, t)
+
+    def set_formula(self, key: str, v: Affine) -> None:
+        self.regs[key] = v
+        self.formula_arrays.pop(key, None)
+
+    def reg_if_any(self, key: str) -> np.ndarray | None:
+        """A register's array (to write into) if it was ever written."""
+        return self.reg(key, ScalarType.U64) if key in self.regs else None
+
+    def materialize(self, v: Affine) -> np.ndarray:
+        """A formula value (lanevalues.Affine) as the per-lane uint array it stands for."""
+        return materialize(v, self.n, self.geometry.threads_per_cta, lambda: self.tid_linear,
+                           lambda: self.cta_slot)
 
     # ------------------------------------------------------------ memory
     def load(self, space: str, addr: np.ndarray, dtype: np.dtype, lanes: np.ndarray,

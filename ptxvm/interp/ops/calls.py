@@ -142,7 +142,7 @@ def _enter(b, lanes, site: int, name: str, binding) -> None:
         level["sp"][sub] = b.sp[sub]
         # Save what the callee may overwrite, for a recursive outer activation.
         for key, kind in prog.function_keys.get(name, ()):
-            cur = b.pbufs.get(key) if kind == "pvar" else b.regs.get(key)
+            cur = b.pbufs.get(key) if kind == "pvar" else b.reg_if_any(key)
             if cur is None:
                 continue
             saved = level["saved"].get(key)
@@ -196,7 +196,7 @@ def _ret(ctx: CompileContext, ins: ir.Instruction):
             for key, kind in prog.function_keys.get(name, ()):
                 saved = level["saved"].get(key)
                 if saved is not None:
-                    cur = b.pbufs.get(key) if kind == "pvar" else b.regs.get(key)
+                    cur = b.pbufs.get(key) if kind == "pvar" else b.reg_if_any(key)
                     if cur is not None and cur.shape == saved.shape:
                         cur[sub_all] = saved[sub_all]
             for sub, caller, value in results:

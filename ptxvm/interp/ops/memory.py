@@ -11,9 +11,10 @@ import numpy as np
 from ...ir import nodes as ir
 from ...ir.types import ScalarType
 from ..memory import LOCAL_BASE, LOCAL_LIMIT, SHARED_BASE, SHARED_LIMIT, MemoryFault, check_alignment
-from ..program import CompileContext, address, numpy_dtype, reader, writer
+from ..lanevalues import Affine
+from ..program import CompileContext, address, address_formula, numpy_dtype, reader, writer
 from ..state import PARAM_BASE, PARAM_LIMIT, UINT
-from . import impl
+from . import formulas, impl, slices
 
 _SPACES = ("global", "shared", "local", "param", "const")
 
@@ -81,6 +82,7 @@ def _ld(ctx: CompileContext, ins: ir.Instruction):
     dtype = UINT[max(t.bits, 8)]
     total = size * len(elems)
     a_op = ins.operands[1]
+    use_formulas = formulas.enabled()
     if space == "param" and isinstance(a_op, ir.Address) and isinstance(a_op.base, ir.Symbol) \
             and a_op.base.name in ctx.symbols.params:
         # A kernel parameter: one value for every thread.
@@ -91,10 +93,18 @@ def _ld(ctx: CompileContext, ins: ir.Instruction):
                 o = off + i * size
                 if o < 0 or o + size > b.params.size:
                     raise MemoryFault(f"out-of-bounds param access at offset {o}", int(lanes[0]), o, "param")
-                w(b, lanes, np.full(lanes.shape, b.params[o:o + size].view(dtype)[0]))
+                value = b.params[o:o + size].view(dtype)[0]
+                w(b, lanes, Affine.make(size * 8, int(value)) if use_formulas and lanes is b.all else
+                  np.full(lanes.shape, value))
         return run_param, 0, -1
+    formula = address_formula(ctx, a_op, space, ins) if use_formulas and isinstance(a_op, ir.Address) \
+        else None
 
     def run(b, lanes):
+        if formula is not None and lanes is b.all:
+            af = formula(b)
+            if af is not None and slices.load(b, space, af, writers, size, dtype):
+                return
         a = addr(b, lanes)
         try:
             check_alignment(a, total, space)
@@ -130,8 +140,15 @@ def _st(ctx: CompileContext, ins: ir.Instruction):
     readers = [reader(ctx, e, t, ins) for e in elems]
     size = max(t.bits // 8, 1)
     total = size * len(elems)
+    a_op = ins.operands[0]
+    formula = address_formula(ctx, a_op, space, ins) if formulas.enabled() and isinstance(a_op, ir.Address) \
+        else None
 
     def run(b, lanes):
+        if formula is not None and lanes is b.all and b.memory.writes is None:
+            af = formula(b)
+            if af is not None and slices.store(b, space, af, readers, size):
+                return
         a = addr(b, lanes)
         try:
             check_alignment(a, total, space)
