@@ -35,6 +35,8 @@ def _binary(ctx: CompileContext, ins, fn_int=None, fn_float=None, n_src=2):
     dst = writer(ctx, ins.operands[0], t, ins)
     if t.value in _HALF_TYPES:
         return _half_binary(ctx, ins, srcs, dst, n_src)
+    if fn_float is not None and (t.value == "f32x2" or (t.value == "f32" and len(ins.types) == 2)):
+        return _f32_split(ctx, ins, fn_float, n_src)
     if t.kind == "f":
         if t.bits not in (32, 64) or fn_float is None:
             raise ctx.unsupported(ins, "is not executable yet" if fn_float is None else
@@ -55,6 +57,40 @@ def _binary(ctx: CompileContext, ins, fn_int=None, fn_float=None, n_src=2):
             r = fn_int(*vals)
         dst(b, lanes, _raw(r, t))
     return run_i
+
+
+def _f32_split(ctx, ins, fn_float, n_src):
+    """``.f32x2`` (PTX ISA 9.0 §9.7.3: two independent f32 operations on the halves of .b64
+    registers, element 0 in the low 32 bits) and the mixed-precision ``.f32.{f16,bf16}`` forms
+    (§9.7.5: the half-precision sources, every source but the last, convert exactly to f32,
+    then one f32 operation rounds with .rnd and .sat applies)."""
+    t = ins.types[0]
+    kw = {"rnd": ins.mod("rnd") or "rn", "ftz": ins.has("ftz"), "sat": ins.has("sat")}
+    ops = ins.operands[1:1 + n_src]
+    if t.value == "f32x2":
+        b64 = ScalarType("b64")
+        srcs = [reader(ctx, o, b64, ins) for o in ops]
+        dst = writer(ctx, ins.operands[0], b64, ins)
+
+        def run_x2(b, lanes):
+            vals = [s(b, lanes) for s in srcs]
+            out = np.zeros(lanes.shape, dtype=np.uint64)
+            for shift in (np.uint64(0), np.uint64(32)):
+                xs = [(v >> shift).astype(np.uint32).view(np.float32) for v in vals]
+                r = np.asarray(fn_float(*xs, **kw), dtype=np.float32).view(np.uint32)
+                out |= r.astype(np.uint64) << shift
+            dst(b, lanes, out)
+        return run_x2
+    half_t = ins.types[1]
+    f32 = ScalarType("f32")
+    srcs = [reader(ctx, o, half_t if i < n_src - 1 else f32, ins) for i, o in enumerate(ops)]
+    dst = writer(ctx, ins.operands[0], f32, ins)
+
+    def run_mixed(b, lanes):
+        xs = [half.half_to_f32(s(b, lanes), half_t.value).view(np.float32) if i < n_src - 1 else
+              s(b, lanes).view(np.float32) for i, s in enumerate(srcs)]
+        dst(b, lanes, np.asarray(fn_float(*xs, **kw), dtype=np.float32).view(np.uint32))
+    return run_mixed
 
 
 _HALF_TYPES = ("f16", "bf16", "f16x2", "bf16x2")
