@@ -137,10 +137,11 @@ def lower_cvt(fl: FunctionLowering, ins: ptx.Instruction) -> None:
     src_t = ins.types[1] if len(ins.types) > 1 else dst_t
     ops = ins.operands
     rnd = ins.mod("rnd") or ins.mod("irnd") or ins.mod("rnonly") or ins.mod("rna")
-    flags = dict(ftz="ftz" in ins.modifiers, sat="sat" in ins.modifiers, relu="relu" in ins.modifiers)
+    flags = dict(ftz="ftz" in ins.modifiers, sat="sat" in ins.modifiers, relu="relu" in ins.modifiers,
+                 satfinite="satfinite" in ins.modifiers)
     if len(ops) == 3:                  # cvt.rn.f16x2.f32 d, a, b (packed from two f32)
         r = cvt.cvt_pack_x2(fl.b, fl.read(ops[1], src_t), fl.read(ops[2], src_t), dst=dst_t.value,
-                            rnd=rnd or "rn", relu=flags["relu"], satfinite="satfinite" in ins.modifiers)
+                            rnd=rnd or "rn", relu=flags["relu"], satfinite=flags["satfinite"])
         fl.write(ops[0], dst_t, r)
         return
     if len(ops) != 2:
