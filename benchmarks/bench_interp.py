@@ -12,6 +12,11 @@ which sees numpy's buffers) of each interpreter launch.
     python benchmarks/bench_interp.py            # sizes 2^10, 2^14, 2^18, 2^20
     python benchmarks/bench_interp.py --quick    # 2^10, 2^14
     python benchmarks/bench_interp.py --json
+    python benchmarks/bench_interp.py --peer-python auto   # numba in a cached venv of its own
+
+numba is not a dependency of ptxvm (it pins its own llvmlite): ``--peer-python auto`` creates a
+virtual environment under ~/.cache/ptxvm/bench-peers/numba with ``pip install numba`` the first
+time and runs the simulator there; without a numba the column says n/a.
 """
 
 from __future__ import annotations
@@ -164,6 +169,21 @@ t = time.perf_counter(); block_sum[(n + 255) // 256, 256](x, out, n); print(time
 """
 
 
+PEER_VENV = Path.home() / ".cache" / "ptxvm" / "bench-peers" / "numba"
+
+
+def peer_python(choice: str) -> str:
+    """The interpreter that runs numba's simulator: ``auto`` makes (once) a venv with numba."""
+    if choice != "auto":
+        return choice
+    py = PEER_VENV / "bin" / "python"
+    if not py.exists():
+        print(f"installing numba into {PEER_VENV} (once) ...", file=sys.stderr, flush=True)
+        subprocess.run([sys.executable, "-m", "venv", str(PEER_VENV)], check=True)
+        subprocess.run([str(py), "-m", "pip", "install", "-q", "numba"], check=True)
+    return str(py)
+
+
 def numba_sim_block_reduce(python: str, n: int, timeout: float) -> float | None:
     try:
         r = subprocess.run([python, "-c", _SIM, str(n)], capture_output=True, text=True, timeout=timeout)
@@ -178,8 +198,10 @@ def main(argv=None) -> int:
     ap.add_argument("--json", action="store_true", help="print the results as JSON")
     ap.add_argument("--cases", nargs="*", choices=sorted(CASES), help="run only these")
     ap.add_argument("--peer-python", default=sys.executable,
-                    help="interpreter with numba installed, for numba's CUDA simulator (default: this one)")
+                    help="interpreter with numba installed, for numba's CUDA simulator (default: this "
+                         "one; 'auto': a cached venv with numba, created on first use)")
     args = ap.parse_args(argv)
+    args.peer_python = peer_python(args.peer_python)
     sizes = [2 ** 10, 2 ** 14] if args.quick else [2 ** 10, 2 ** 14, 2 ** 18, 2 ** 20]
     rows = []
     for name in args.cases or CASES:
