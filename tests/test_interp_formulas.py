@@ -316,3 +316,57 @@ def test_faults_through_formula_addresses_are_reported_as_before(case, monkeypat
         assert "out-of-bounds" in msgs[0]
     else:
         assert "misaligned" in msgs[0] and "block (0, 0, 0), thread (0, 0, 0)" in msgs[0]
+
+
+# --------------------------------------------------------------------------- host arrays in place
+
+REVERSE = """
+.visible .entry k(.param .u64 src, .param .u64 dst, .param .u32 n)
+{
+  .reg .b32 %r<6>;
+  .reg .b64 %rd<8>;
+  .reg .pred %p;
+  ld.param.u64 %rd1, [src];
+  ld.param.u64 %rd2, [dst];
+  ld.param.u32 %r1, [n];
+  mov.u32 %r2, %tid.x;
+  setp.ge.u32 %p, %r2, %r1;
+  @%p bra DONE;
+  sub.u32 %r3, %r1, %r2;
+  sub.u32 %r3, %r3, 1;
+  mul.wide.u32 %rd3, %r3, 2;
+  add.s64 %rd4, %rd1, %rd3;
+  ld.global.u16 %r4, [%rd4];
+  add.u32 %r4, %r4, 1;
+  mul.wide.u32 %rd5, %r2, 2;
+  add.s64 %rd6, %rd2, %rd5;
+  st.global.u16 [%rd6], %r4;
+DONE:
+  ret;
+}
+"""
+
+
+@pytest.mark.parametrize("device", ["interp", "cpu"])
+def test_host_arrays_alias_only_when_separate(device) -> None:
+    """The interpreter works on numpy arguments in place; one array passed twice still behaves as
+    two copies (as on the JIT): the reversal reads the original values, not its own writes."""
+    n = 9                                                   # 18 bytes: not a multiple of 16
+    a = np.arange(10, 10 + n, dtype=np.uint16)
+    mod = ptxvm.Module(HEAD + REVERSE)
+    mod["k"](1, 32, [a, a, n], device=device)
+    np.testing.assert_array_equal(a, np.arange(10, 10 + n, dtype=np.uint16)[::-1] + 1)
+    src = np.arange(n, dtype=np.uint16)
+    src.flags.writeable = False                             # read-only input: copied, not shared
+    dst = np.zeros(n, np.uint16)
+    mod["k"](1, 32, [src, dst, n], device=device)
+    np.testing.assert_array_equal(dst, np.arange(n, dtype=np.uint16)[::-1] + 1)
+
+
+@pytest.mark.parametrize("device", ["interp", "cpu"])
+def test_a_write_to_a_read_only_argument_is_an_error(device) -> None:
+    a = np.arange(9, dtype=np.uint16)
+    a.flags.writeable = False
+    with pytest.raises(ptxvm.LaunchError, match=r"read-only numpy argument\(s\) `dst`"):
+        ptxvm.Module(HEAD + REVERSE)["k"](1, 32, [np.arange(9, dtype=np.uint16), a, 9], device=device)
+    np.testing.assert_array_equal(a, np.arange(9, dtype=np.uint16))

@@ -118,6 +118,13 @@ def to_device(array, device: Device | None = None) -> DeviceArray:
     return DeviceArray(alloc, a.shape, a.dtype)
 
 
+def _share(array: np.ndarray, dev: Device) -> DeviceArray:
+    """A device allocation whose bytes are ``array``'s own (no copy in, none back)."""
+    alloc = dev.memory.alloc(array.nbytes, f"device array {array.dtype}{list(array.shape)}",
+                             share=array.reshape(-1).view(np.uint8))
+    return DeviceArray(alloc, array.shape, array.dtype)
+
+
 @dataclass(frozen=True)
 class Param:
     name: str
@@ -236,10 +243,12 @@ class Kernel:
             else:
                 program = prepare(self.module.ir, self.ir, image, shared_mem)
             self.module._programs[key] = program
-        raw, copy_back = [], []
+        raw, copy_back, wrote_readonly = [], [], []
         try:
-            for p, a in zip(self.params, args):
-                raw.append(self._pack(dev, p, a, copy_back))
+            arrays = [(i, a) for i, a in enumerate(args) if isinstance(a, np.ndarray)]
+            for i, (p, a) in enumerate(zip(self.params, args)):
+                raw.append(self._pack(dev, p, a, copy_back, share=device == "interp" and not any(
+                    j != i and np.may_share_memory(a, o) for j, o in arrays)))
             params = param_block(self.ir, program.symbols, raw)
             stats = LaunchStats()
             try:
@@ -256,12 +265,21 @@ class Kernel:
             finally:
                 self.stats = stats
         finally:
-            for host, darr in copy_back:
-                host.reshape(-1).view(np.uint8)[:] = darr._alloc.data[:darr.nbytes]
+            for name, host, darr, shared in copy_back:
+                if shared:
+                    pass
+                elif host.flags.writeable:
+                    host.reshape(-1).view(np.uint8)[:] = darr._alloc.data[:darr.nbytes]
+                elif not np.array_equal(host.reshape(-1).view(np.uint8), darr._alloc.data[:darr.nbytes]):
+                    wrote_readonly.append(name)
                 dev.memory.free(darr._alloc)
+        if wrote_readonly:
+            raise LaunchError(f"the kernel wrote to read-only numpy argument(s) "
+                              f"{', '.join(f'`{n}`' for n in wrote_readonly)}; pass writable arrays "
+                              "to receive the writes")
         return stats
 
-    def _pack(self, dev: Device, p: Param, a, copy_back: list) -> bytes:
+    def _pack(self, dev: Device, p: Param, a, copy_back: list, share: bool = False) -> bytes:
         t = ScalarType(p.type)
         if p.array:
             data = bytes(a) if isinstance(a, (bytes, bytearray, memoryview)) else \
@@ -276,8 +294,12 @@ class Kernel:
                                   "a 64-bit pointer parameter")
             if not a.flags.c_contiguous:
                 raise LaunchError(f"argument `{p.name}`: the array must be C-contiguous")
-            d = to_device(a, dev)
-            copy_back.append((a, d))
+            # The interpreter works on a writable numpy argument in place (the kernel's writes are
+            # the array's final contents either way); the JIT, and arguments that overlap another
+            # argument, get a copy of their own (so both executors see the same aliasing).
+            shared = share and a.flags.writeable and a.nbytes >= 16
+            d = _share(a, dev) if shared else to_device(a, dev)
+            copy_back.append((p.name, a, d, shared))
             return struct.pack("<Q", d.ptr)
         if isinstance(a, DeviceArray):
             if t.bits != 64:

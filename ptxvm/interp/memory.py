@@ -45,7 +45,11 @@ class Allocation:
         return self.base + self.size
 
     def view(self, dtype: np.dtype) -> np.ndarray:
-        return self.data.view(dtype)
+        # A shared host array need not be a multiple of 16 bytes long: view the whole elements
+        # (every access is checked against ``size`` and aligned, so it lies within them).
+        d = self.data
+        k = np.dtype(dtype).itemsize
+        return (d[:d.size - d.size % k] if d.size % k else d).view(dtype)
 
 
 class MemoryFault(Exception):
@@ -66,11 +70,16 @@ class DeviceMemory:
     # Opt-in write attribution (differential testing); the store paths check it once per step.
     writes: "WriteTracker | None" = None
 
-    def alloc(self, size: int, name: str, *, space: str = "global", data: bytes | np.ndarray | None = None
-              ) -> Allocation:
+    def alloc(self, size: int, name: str, *, space: str = "global", data: bytes | np.ndarray | None = None,
+              share: np.ndarray | None = None) -> Allocation:
+        """A new allocation of ``size`` bytes: zeros, a copy of ``data``, or ``share`` itself (uint8,
+        at least ``size`` bytes, used in place: the interpreter's view of a host array)."""
         size = max(int(size), 1)
         padded = (size + 15) // 16 * 16
-        if data is None:
+        if share is not None:
+            assert share.dtype == np.uint8 and share.size >= size
+            buf = share
+        elif data is None:
             buf = np.zeros(padded, dtype=np.uint8)
         else:
             raw = np.frombuffer(bytes(data), dtype=np.uint8) if not isinstance(data, np.ndarray) \

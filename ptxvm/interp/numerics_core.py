@@ -91,9 +91,10 @@ def ftz32(x):
 def canon_nan32(r):
     """Every f32 NaN becomes the canonical 0x7fffffff."""
     r = np.asarray(r, dtype=F32)
-    nan = np.isnan(r)
-    if nan.any():
-        r = np.where(nan, from_bits(NAN32_BITS, F32), r)
+    # One reduction finds out whether there is a NaN at all (min propagates NaN) before paying
+    # for the mask; almost every result has none.
+    if r.size and np.isnan(np.min(r)):
+        r = np.where(np.isnan(r), from_bits(NAN32_BITS, F32), r)
     return r
 
 

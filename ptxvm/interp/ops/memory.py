@@ -303,7 +303,7 @@ def atomic_rmw(b, space: str, addr: np.ndarray, lanes: np.ndarray, op: str, args
     size = vt.itemsize
     cells = _cells(b, space, addr, size, lanes)     # (buffer view, element index) per lane
     buf, idx = cells
-    view = buf.view(vt)
+    view = buf[:buf.size - buf.size % size].view(vt) if buf.size % size else buf.view(vt)
     old = np.empty(addr.shape, dtype=vt)
     order = np.lexsort((np.arange(idx.size), idx))
     sidx = idx[order]
