@@ -161,21 +161,50 @@ def test_native_f16_emitters_agree_with_the_integer_emitters():
         "h2f": (1, lambda b, x: b.bitcast(cvt.cvt(b, x, dst="f32", src="f16"), i32), i16, i32),
         "h2d": (1, lambda b, x: b.bitcast(cvt.cvt(b, x, dst="f64", src="f16"), i64), i16, i64),
     }
+    f64 = ir.DoubleType()
+    for irnd in ("rni", "rzi", "rmi", "rpi"):
+        for d in ("s32", "u32", "s64", "u16", "s8"):
+            w = int(d[1:])
+            cases[f"{irnd}_{d}_f32"] = (1, lambda b, x, irnd=irnd, d=d, w=w: b.zext(cvt.cvt(
+                b, b.bitcast(x, f32), dst=d, src="f32", rnd=irnd), i64) if w < 64 else cvt.cvt(
+                b, b.bitcast(x, f32), dst=d, src="f32", rnd=irnd), i32, i64)
+            cases[f"{irnd}_{d}_f64"] = (1, lambda b, x, irnd=irnd, d=d, w=w: b.zext(cvt.cvt(
+                b, b.bitcast(x, f64), dst=d, src="f64", rnd=irnd), i64) if w < 64 else cvt.cvt(
+                b, b.bitcast(x, f64), dst=d, src="f64", rnd=irnd), i64, i64)
+        cases[f"{irnd}_f32_f32"] = (1, lambda b, x, irnd=irnd: b.bitcast(cvt.cvt(
+            b, b.bitcast(x, f32), dst="f32", src="f32", rnd=irnd), i32), i32, i32)
+        cases[f"{irnd}_f64_f64"] = (1, lambda b, x, irnd=irnd: b.bitcast(cvt.cvt(
+            b, b.bitcast(x, f64), dst="f64", src="f64", rnd=irnd), i64), i64, i64)
+        cases[f"{irnd}_s32_f16"] = (1, lambda b, x, irnd=irnd: b.zext(cvt.cvt(
+            b, x, dst="s32", src="f16", rnd=irnd), i64), i16, i64)
+    cases["ftz_rzi_s32_f32"] = (1, lambda b, x: b.zext(cvt.cvt(b, b.bitcast(x, f32), dst="s32", src="f32",
+                                                              rnd="rzi", ftz=True), i64), i32, i64)
+    cases["f2d"] = (1, lambda b, x: b.bitcast(cvt.cvt(b, b.bitcast(x, f32), dst="f64", src="f32"), i64), i32, i64)
+    cases["d2f"] = (1, lambda b, x: b.bitcast(cvt.cvt(b, b.bitcast(x, f64), dst="f32", src="f64", rnd="rn"),
+                                              i32), i64, i32)
+    for src in ("s32", "u32", "s64", "u64", "s16"):
+        it = ir.IntType(int(src[1:]))
+        cases[f"i2f_{src}"] = (1, lambda b, x, src=src: b.bitcast(cvt.cvt(b, x, dst="f32", src=src, rnd="rn"), i32),
+                               it, i32)
+        cases[f"i2d_{src}"] = (1, lambda b, x, src=src: b.bitcast(cvt.cvt(b, x, dst="f64", src=src, rnd="rn"), i64),
+                               it, i64)
     module = None
     for name, (n, body, arg, ret) in cases.items():
+        texts = {}
         for native in (True, False):
             m = ir.Module()
             m.triple = "amdgcn-amd-amdhsa" if native else ""     # what the emitters look at
             fn = ir.Function(m, ir.FunctionType(ret, [arg] * n), f"{name}_{native}")
             b = ir.IRBuilder(fn.append_basic_block())
             b.ret(body(b, *fn.args))
-            assert ("half" in str(m)) == native
             m.triple = ""
+            texts[native] = str(m).replace(f"{name}_{native}", name)
             parsed = llvm.parse_assembly(str(m))
             if module is None:
                 module = parsed
             else:
                 module.link_in(parsed)
+        assert texts[True] != texts[False], f"{name}: no native form on AMD GPUs"
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
     tm = llvm.Target.from_default_triple().create_target_machine(
@@ -189,11 +218,29 @@ def test_native_f16_emitters_agree_with_the_integer_emitters():
     def h() -> int:
         return rng.choice(special) if rng.random() < 0.1 else rng.getrandbits(16)
 
+    def float_bits(width: int) -> int:
+        fmt, ity = ("<f", "<I") if width == 32 else ("<d", "<Q")
+        k = rng.random()
+        if k < 0.1:
+            return rng.choice([0, 1 << (width - 1), 1, (1 << (width - 1)) | 1]) if k < 0.05 else \
+                struct.unpack(ity, struct.pack(fmt, rng.choice([float("inf"), float("-inf"), float("nan"),
+                                                                 0.5, -0.5, 1.5, 2.5, -2.5, 2.0**31, -2.0**31,
+                                                                 2.0**32, 2.0**63, -2.0**63, 2.0**64, 127.5,
+                                                                 -128.5, 65535.5])))[0]
+        if k < 0.6:
+            x = rng.uniform(-1, 1) * 2.0 ** rng.randint(-30, 70)
+            return struct.unpack(ity, struct.pack(fmt, x))[0]
+        return rng.getrandbits(width)
+
     for name, (n, _body, arg, ret) in cases.items():
         native, integer = (ctypes.CFUNCTYPE(ctype[ret.width], *[ctype[arg.width]] * n)(
             ee.get_function_address(f"{name}_{v}")) for v in (True, False))
-        for _ in range(20_000):
-            if arg.width == 16:
+        for _ in range(20_000 if len(name) < 5 else 3_000):
+            if name.startswith(("i2f", "i2d")):
+                args = [rng.getrandbits(arg.width) if rng.random() < 0.5 else rng.getrandbits(rng.randint(1, 30))]
+            elif name.endswith(("f32", "f64")) or name in ("f2d", "d2f"):
+                args = [float_bits(arg.width)]
+            elif arg.width == 16:
                 args = [h() for _ in range(n)]
             elif name == "f2h":
                 x = rng.uniform(-7e4, 7e4) * rng.choice([1, 1e-4, 1e-7, 1e-9])

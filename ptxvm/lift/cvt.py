@@ -110,6 +110,8 @@ def cvt(b: ir.IRBuilder, x: ir.Value, *, dst: str, src: str, rnd: str | None = N
             irnd = _IRND_ALIAS.get(rnd, rnd)
         if irnd not in IRNDS:
             raise unsupported("needs an integer rounding modifier (.rni .rzi .rmi .rpi)")
+        if src != "bf16" and not di[2] and (not ftz or irnd in ("rzi", "rni")) and native_f16(b):
+            return _native_f2i(b, x, src, di, irnd)        # (a flushed subnormal rounds to 0 anyway)
         bits = to_bits(b, x, sf)
         if ftz and sf is not F64:
             bits = flush_subnormal(b, bits, sf)
@@ -122,11 +124,22 @@ def cvt(b: ir.IRBuilder, x: ir.Value, *, dst: str, src: str, rnd: str | None = N
         r = rnd or "rn"
         if r not in RNDS or r == "rna" or relu or satfinite:
             raise unsupported("needs .rn/.rz/.rm/.rp (and no .relu/.satfinite)")
+        if r == "rn" and not sat and df in (F32, F64) and native_f16(b):
+            return (b.sitofp if si[1] else b.uitofp)(x, _FLOAT[dst])
         out = _i2f(b, x, si, df, r)
         if sat:
             out = saturate(b, out, df, ir.Constant(ir.IntType(1), 0))
         return from_bits(b, out, df)
     sf = FMTS[src]
+    if not (ftz or sat or relu or satfinite) and native_f16(b) and src in _FLOAT and dst in _FLOAT:
+        canon = 0x7FFFFFFF if dst == "f32" else 0xFFF8000000000000
+        if src != dst and rnd in (None, "rn"):
+            if dst == "f64" and rnd is None:                                # exact widening
+                return from_bits(b, canonical_nan(b, b.fpext(x, _FLOAT[dst]), df.ty, canon), df)
+            if dst == "f32" and rnd == "rn":
+                return from_bits(b, canonical_nan(b, b.fptrunc(x, _FLOAT[dst]), df.ty, canon), df)
+        if src == dst and rnd in IRNDS:                                     # round to an integral value
+            return from_bits(b, canonical_nan(b, _round_integral(b, x, rnd), df.ty, canon), df)
     if not (ftz or sat or relu or satfinite) and native_f16(b):
         if src == "f16" and dst in ("f32", "f64") and rnd is None:       # exact widening
             v = b.fpext(b.bitcast(x, HALF), ir.FloatType() if dst == "f32" else ir.DoubleType())
@@ -154,6 +167,37 @@ def cvt_pack_x2(b: ir.IRBuilder, a: ir.Value, b2: ir.Value, *, dst: str, rnd: st
     lo = cvt(b, b2, dst=dst[:-2], src="f32", rnd=rnd, relu=relu, satfinite=satfinite)
     i32 = ir.IntType(32)
     return b.or_(b.shl(b.zext(hi, i32), ir.Constant(i32, 16)), b.zext(lo, i32))
+
+
+# ---------------------------------------------------------------------------
+# native forms (AMD GPUs; see cvt_bits: native_f16): exact LLVM operations
+
+_FLOAT = {"f32": ir.FloatType(), "f64": ir.DoubleType()}
+_ROUND_INTRINSIC = {"rni": "llvm.roundeven", "rzi": "llvm.trunc", "rmi": "llvm.floor", "rpi": "llvm.ceil"}
+
+
+def _intrinsic(b: ir.IRBuilder, name: str, ret: ir.Type, args: list) -> ir.Value:
+    fn = b.module.globals.get(name)
+    if fn is None:
+        fn = ir.Function(b.module, ir.FunctionType(ret, [a.type for a in args]), name=name)
+    return b.call(fn, args)
+
+
+def _round_integral(b: ir.IRBuilder, v, irnd: str):
+    suffix = "f32" if v.type == _FLOAT["f32"] else "f64"
+    return _intrinsic(b, f"{_ROUND_INTRINSIC[irnd]}.{suffix}", v.type, [v])
+
+
+def _native_f2i(b: ir.IRBuilder, x, src: str, di: tuple[int, bool, bool], irnd: str):
+    """Round to an integral value, then ``llvm.fpto[su]i.sat``: clamped to the destination's
+    range, NaN -> 0, which is PTX's float -> int rule.  An f16 source is widened exactly first."""
+    dw, dsigned, _ = di
+    v = b.fpext(b.bitcast(x, HALF), _FLOAT["f32"]) if src == "f16" else x
+    suffix = "f32" if v.type == _FLOAT["f32"] else "f64"
+    if irnd != "rzi":
+        v = _round_integral(b, v, irnd)
+    ity = ir.IntType(dw)
+    return _intrinsic(b, f"llvm.fpto{'s' if dsigned else 'u'}i.sat.i{dw}.{suffix}", ity, [v])
 
 
 # ---------------------------------------------------------------------------

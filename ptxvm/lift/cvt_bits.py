@@ -23,13 +23,16 @@ Helpers (all emit branch-free code at the builder's position):
 * ``saturate(b, bits, fmt, is_nan)``: ``.sat``, clamp to [+0.0, 1.0], NaN and -0 to +0.
 * ``apply_relu(b, bits, fmt, is_nan)``: negative non-NaN values (and -0) to +0.
 
-Exception: on targets with IEEE binary16 arithmetic in hardware (AMD GPUs, ``native_f16``),
-the plain f16 forms (``add sub mul fma .rn.f16{x2}`` without ``.ftz .sat .relu``, and
-``cvt`` f16<->f32, f16->f64 without modifiers) are LLVM ``half`` operations: LLVM IR defines
-them as correctly rounded to nearest even with subnormals (the kernels keep the default
-f16/f64 denormal mode), which is what PTX asks; only a NaN result's bits are left to the
-target, so it is replaced by the canonical NaN on the bits (``canonical_nan``).  The host
-has no f16 arithmetic (LLVM would call compiler-rt there) and keeps the integer code.
+Exception: on AMD GPUs (``native_f16``: IEEE binary16 arithmetic in hardware) the plain
+forms are exact LLVM operations instead: ``add sub mul fma .rn.f16{x2}`` without ``.ftz
+.sat .relu`` as ``half`` arithmetic; ``cvt`` f16->f32/f64, f32->f64 (``fpext``), f32->f16 and
+f64->f32 ``.rn`` (``fptrunc``), int->f32/f64 ``.rn`` (``[su]itofp``), ``.rni .rzi .rmi
+.rpi`` to the same type (``roundeven trunc floor ceil``) and float->int
+(those, then ``fpto[su]i.sat``: clamped, NaN -> 0).  LLVM IR defines them as correctly
+rounded to nearest even with subnormals (AMD kernels keep the default denormal modes, no
+flushing), which is what PTX asks; only a NaN result's bits are left to the target, so it
+is replaced by the canonical NaN on the bits (``canonical_nan``).  The host keeps the
+integer code (no f16 arithmetic there: LLVM would call compiler-rt).
 """
 
 from __future__ import annotations
@@ -117,7 +120,8 @@ HALF = ir.HalfType()
 
 
 def native_f16(b: ir.IRBuilder) -> bool:
-    """Whether the module being built targets an AMD GPU (native IEEE f16 arithmetic)."""
+    """Whether the module being built targets an AMD GPU (native IEEE f16 arithmetic; the
+    exact native forms above are used there)."""
     return str(getattr(b.module, "triple", "") or "").startswith("amdgcn")
 
 
