@@ -1,8 +1,8 @@
 """Lift every kernel of a PTX module into one LLVM module for an AMD GPU.
 
-The shared lifter (``ptxvm.lift``) lowers one kernel per ``ModuleLowering``.  A code
-object holds all of a module's kernels, so each kernel's lowering writes into the same
-llvmlite module and shares the table of lowered `.func`s (a device function is lowered
+The shared lifter (``ptxvm.lift``) lowers one kernel per ``ModuleLowering.lower``.  A code
+object holds all of a module's kernels, so one ``ModuleLowering`` lowers them all into the
+same llvmlite module and shares the table of lowered `.func`s (a device function is lowered
 once, whichever kernel reaches it first; its lowering does not depend on the kernel).
 Each kernel function is then renamed to its PTX name, which is the symbol a HIP host
 looks up.
@@ -40,20 +40,20 @@ def lift_module(module: ptx.Module, target: Target) -> str:
         raise CodegenError(f"{module.filename or 'the module'} has no kernels (`.entry`) to translate")
     layout = module_layout(module)
     hooks = AmdgpuHooks(target, layout, data_layout(target.triple, target.cpu, target.llvm_features))
-    llmod: ir.Module | None = None
-    functions: dict = {}
+    ml: ModuleLowering | None = None
     entries: list[tuple[ir.Function, ptx.Function]] = []
     for kernel in module.kernels.values():
         hooks.kernel = kernel
-        ml = ModuleLowering(module, hooks, layout.for_kernel(kernel))
-        if llmod is None:
-            llmod = ml.llmod
+        # One ModuleLowering for all kernels (its module-wide scans are done once), re-pointed at
+        # each kernel's parameter layout.
+        if ml is None:
+            ml = ModuleLowering(module, hooks, layout.for_kernel(kernel))
         else:
-            ml.llmod = llmod
-        ml.functions = functions
+            ml.layout = layout.for_kernel(kernel)
         lifted = ml.lower(kernel, text=False)        # the module is printed once, below
-        entries.append((llmod.get_global(lifted.entry), kernel))
-    assert llmod is not None
+        entries.append((ml.llmod.get_global(lifted.entry), kernel))
+    assert ml is not None
+    llmod = ml.llmod
     if hooks.accesses:
         raise CodegenError("internal error: memory accesses left without their AMDGPU rewrite")
     for fn, kernel in entries:

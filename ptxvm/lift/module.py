@@ -54,6 +54,7 @@ class ModuleLowering:
         self.current: FunctionLowering | None = None
         self.symbols: list[str] = []            # module symbols whose addresses the launch supplies
         self.may_spin = _may_spin(module)        # could a thread wait for another without a barrier?
+        self._atomics: bool | None = None
 
     def symbol_index(self, name: str) -> int | None:
         """Index of a global/const variable or function in the launch's symbol-address table."""
@@ -141,9 +142,11 @@ class ModuleLowering:
         finish = getattr(self.hooks, "finish_module", None)
         if finish is not None:
             finish(self, entry)
-        atomics = any(i.opcode in ("atom", "red") for f in self.module.functions.values() if f.body is not None
-                      for i in f.body.instructions())
-        return LiftedModule(str(self.llmod) if text else "", kernel.name, entry.name, self.sites, self.symbols, atomics)
+        if self._atomics is None:            # the same for every kernel lowered with this object
+            self._atomics = any(i.opcode in ("atom", "red") for f in self.module.functions.values()
+                                if f.body is not None for i in f.body.instructions())
+        return LiftedModule(str(self.llmod) if text else "", kernel.name, entry.name, self.sites, self.symbols,
+                            self._atomics)
 
 
 _SYNC_OPCODES = frozenset({"bar", "barrier", "shfl", "vote", "match", "redux.sync", "activemask",
