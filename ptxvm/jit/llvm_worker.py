@@ -18,7 +18,7 @@ LLVM or Python prints can corrupt the stream. Requests:
   ``{"ok": False, "kind": "parse"|"verify"|"target"|"internal", "message"}``;
   With ``"keep": True`` the optimised module (before code generation) is also kept, under the
   request's id, for one later ``emit_kept`` (the reply then says ``"kept": id``); only the
-  last ``KEEP_MODULES`` are kept;
+  last ``KEEP_MODULES`` (and at most ``KEEP_IR_BYTES`` of IR text but the newest) are kept;
 * ``{"op": "emit_kept", "token", "kind"}`` -> ``{"ok": True, "asm"|"obj"|"ll": ...}`` from the
   module kept by compile request ``token`` (exactly what that request would have emitted), or
   ``{"ok": False, "kind": "gone"}`` when it is no longer kept (the caller compiles again);
@@ -75,9 +75,10 @@ def read_message(stream: BinaryIO) -> Any:
 # ------------------------------------------------------------------ compilation (worker side)
 
 EMIT_KINDS = ("ll", "asm", "obj")
-KEEP_MODULES = 8
+KEEP_MODULES = 4
+KEEP_IR_BYTES = 32 << 20           # bound on the kept modules' IR text (the newest is always kept)
 
-_kept: dict[Any, tuple[Any, Any]] = {}     # compile request id -> (optimised module, target machine)
+_kept: dict[Any, tuple[Any, Any, int]] = {}   # compile request id -> (optimised module, machine, IR bytes)
 
 _machines: dict[tuple, Any] = {}
 _PROBE_IR = "define void @ptxvm_probe() {\n  ret void\n}\n"
@@ -157,8 +158,8 @@ def compile_request(llvm: Any, req: dict) -> dict:
     emit = req["emit"]
     out: dict[str, Any] = {"ok": True, "obj": None, "asm": None, "ll": None}
     if req.get("keep"):
-        _kept[req.get("id")] = (module, tm)      # as the optimiser left it (codegen uses clones)
-        while len(_kept) > KEEP_MODULES:
+        _kept[req.get("id")] = (module, tm, len(req["ir"]))   # as optimised (codegen uses clones)
+        while len(_kept) > 1 and (len(_kept) > KEEP_MODULES or sum(k[2] for k in _kept.values()) > KEEP_IR_BYTES):
             del _kept[next(iter(_kept))]
         out["kept"] = req.get("id")
     out.update(_emit(tm, module, emit))
@@ -186,7 +187,7 @@ def emit_kept(req: dict) -> dict:
     kept = _kept.pop(req["token"], None)
     if kept is None:
         return _error("gone", f"no module kept for request {req['token']!r}")
-    module, tm = kept
+    module, tm, _ = kept
     return {"ok": True, **_emit(tm, module, (req["kind"],))}
 
 
