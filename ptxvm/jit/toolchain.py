@@ -484,7 +484,8 @@ def compile_ir(llvm_ir: str, *, triple: str, cpu: str = "", features: str = "", 
     emit_norm = tuple(k for k in EMIT_KINDS if k in emit_set)
     from ..frontend.cache import cache_enabled
     caching = cache_enabled(use_cache)
-    key = cache_key(llvm_ir, triple, cpu, features, opt, emit_norm, reloc, codemodel)
+    # (hashing a large module costs milliseconds: only when a cache is used)
+    key = cache_key(llvm_ir, triple, cpu, features, opt, emit_norm, reloc, codemodel) if caching else ""
     timeout = DEFAULT_TIMEOUT if timeout is None else float(timeout)
     request = {"op": "compile", "ir": llvm_ir, "triple": triple, "cpu": cpu, "features": features,
                "opt": opt, "emit": emit_norm, "reloc": reloc, "codemodel": codemodel}
