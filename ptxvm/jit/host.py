@@ -71,6 +71,8 @@ class HostHooks(TargetHooks):
         if fl.is_kernel:
             fl.steps_reg = fl.hidden_register("steps", ScalarType.U64)
             fl.limit_reg = fl.hidden_register("limit", ScalarType.U64)
+            fl.fresh = fl._alloca_b.alloca(I1, name="fresh")     # started in this call (not resumed)
+            fl.b.store(I1(1), fl.fresh)
             fl.b.store(fl.b.load(self.thr(fl, L.T_STEPS, I64)), fl.steps_reg)
             fl.b.store(fl.b.load(self.thr(fl, L.T_LIMIT, I64)), fl.limit_reg)
         if not fl.is_kernel:
@@ -195,20 +197,50 @@ class HostHooks(TargetHooks):
             offsets[id(slot)] = at
             at += size[id(slot)]
         self.save_slots = max(self.save_slots, (at - L.THREAD_HEADER + 7) // 8)
+        # A register's record slot is its home across stops.  A stop stores only what may have
+        # been written since the thread's start or, separately, since a resume (``dirty``,
+        # forward may-analyses; which applies is known at run time: ``fresh``), and a resume
+        # reloads only what is read, or stored by a later stop, before the next stop
+        # (``needed``).  Loop-invariant registers of a barrier loop then stay in the record
+        # instead of being reloaded and stored back every round.
+        slot_ids = {id(slot) for slot in regs}
+        keeps = {k: [(slot, offsets[id(slot)]) for slot in kept if id(slot) in live_in.get(id(cont), ())]
+                 for k, _s, _stop, _r, cont in fl.stops}
+        resumes = [r for _k, _s, _stop, r, _c in fl.stops]
+        to_cont = {id(r): id(c) for _k, _s, _stop, r, c in fl.stops}
+        dirty_f = _may_dirty(fl.llfn, slot_ids, [fl.body], resumes, to_cont)
+        dirty_r = _may_dirty(fl.llfn, slot_ids, resumes, [fl.body], to_cont)
+        saves = {k: ([(slot, off) for slot, off in keeps[k] if id(slot) in dirty_f.get(id(stop_blk), ())],
+                     [(slot, off) for slot, off in keeps[k] if id(slot) in dirty_r.get(id(stop_blk), ())])
+                 for k, _s, stop_blk, _r, _c in fl.stops}
+        needed = _live_allocas(fl.llfn, slot_ids, {}, {id(stop_blk): {id(slot) for slot, _o in saves[k][1]}
+                                                        for k, _s, stop_blk, _r, _c in fl.stops})
         b = ir.IRBuilder()
         for k, state, stop_blk, resume_blk, cont in fl.stops:
             # Only what the code after the stop may read survives it: saving dead registers
             # would keep every value alive everywhere and make LLVM spill.
-            keep = [(slot, offsets[id(slot)]) for slot in kept if id(slot) in live_in.get(id(cont), ())]
             b.position_at_end(stop_blk)
             b.store(b.load(fl.steps_reg), _field(b, fl.thr, L.T_STEPS, I64))
-            for slot, off in keep:
-                b.store(b.load(slot), _field(b, fl.thr, off, slot.type.pointee))
+            save_f, save_r = saves[k]
+            if save_f != save_r:
+                on_f, on_r, done = (fl.new_block(f"stop{k}_{x}") for x in ("fresh", "resumed", "saved"))
+                b.cbranch(b.load(fl.fresh), on_f, on_r)
+                for blk, save in ((on_f, save_f), (on_r, save_r)):
+                    b.position_at_end(blk)
+                    for slot, off in save:
+                        b.store(b.load(slot), _field(b, fl.thr, off, slot.type.pointee))
+                    b.branch(done)
+                b.position_at_end(done)
+            else:
+                for slot, off in save_r:
+                    b.store(b.load(slot), _field(b, fl.thr, off, slot.type.pointee))
             b.store(I32(k), _field(b, fl.thr, L.T_RESUME, I32))
             b.ret(I32(state))
             b.position_at_end(resume_blk)
-            for slot, off in keep:
-                b.store(b.load(_field(b, fl.thr, off, slot.type.pointee)), slot)
+            b.store(I1(0), fl.fresh)
+            for slot, off in keeps[k]:
+                if id(slot) in needed.get(id(cont), ()):
+                    b.store(b.load(_field(b, fl.thr, off, slot.type.pointee)), slot)
             b.store(b.load(_field(b, fl.thr, L.T_STEPS, I64)), fl.steps_reg)   # saved at the stop
             b.store(b.load(_field(b, fl.thr, L.T_LIMIT, I64)), fl.limit_reg)   # set anew each round
             b.branch(cont)
@@ -775,9 +807,11 @@ def _canonicalised_bits(v: ir.Value) -> ir.Value | None:
     return raw
 
 
-def _live_allocas(fn: ir.Function, slots: set[int], edges: dict[int, int]) -> dict[int, set[int]]:
+def _live_allocas(fn: ir.Function, slots: set[int], edges: dict[int, int],
+                  extra_use: dict[int, set[int]] | None = None) -> dict[int, set[int]]:
     """Backward liveness of register allocas over ``fn``'s blocks: per block (by id), the allocas
-    that may be loaded before being stored on some path from its start."""
+    that may be loaded before being stored on some path from its start (``extra_use``: allocas
+    a block reads after its instructions, e.g. the saves a stop block will get)."""
     use: dict[int, set[int]] = {}
     kill: dict[int, set[int]] = {}
     succ: dict[int, list[int]] = {}
@@ -790,6 +824,7 @@ def _live_allocas(fn: ir.Function, slots: set[int], edges: dict[int, int]) -> di
                     u.add(a)
             elif isinstance(ins, ir.StoreInstr) and id(ins.operands[1]) in slots:
                 d.add(id(ins.operands[1]))
+        u |= (extra_use or {}).get(id(blk), set()) - d
         use[id(blk)], kill[id(blk)] = u, d
         term = blk.terminator
         succ[id(blk)] = [id(op) for op in (term.operands if term is not None else ()) if isinstance(op, ir.Block)]
@@ -809,6 +844,49 @@ def _live_allocas(fn: ir.Function, slots: set[int], edges: dict[int, int]) -> di
                 live[k] = new
                 changed = True
     return live
+
+
+def _successors(blk: ir.Block) -> list[int]:
+    term = blk.terminator
+    out = [id(op) for op in (term.operands if term is not None else ()) if isinstance(op, ir.Block)]
+    if isinstance(term, ir.SwitchInstr):
+        out += [id(dest) for _val, dest in term.cases] + [id(term.default)]
+    return out
+
+
+def _may_dirty(fn: ir.Function, slots: set[int], starts: list[ir.Block], ends: list[ir.Block],
+               edges: dict[int, int]) -> dict[int, set[int]]:
+    """Forward may-analysis over ``fn``'s blocks on the paths from ``starts`` only (the thread's
+    start ``body``, or the resumes): per block (by id) reached that way, the register allocas
+    that may have been stored since, at the block's start: the registers whose record slots may
+    be stale there.  ``ends`` (the other kind of start) receive nothing; ``edges`` adds the
+    resume -> continuation edges (not branches yet)."""
+    gen: dict[int, set[int]] = {}
+    preds: dict[int, list[int]] = {id(blk): [] for blk in fn.blocks}
+    for blk in fn.blocks:
+        gen[id(blk)] = {id(ins.operands[1]) for ins in blk.instructions
+                        if isinstance(ins, ir.StoreInstr) and id(ins.operands[1]) in slots}
+        for s in _successors(blk) + ([edges[id(blk)]] if id(blk) in edges else []):
+            preds.setdefault(s, []).append(id(blk))
+    start_ids, end_ids = {id(b) for b in starts}, {id(b) for b in ends}
+    inn: dict[int, set[int] | None] = {id(blk): (set() if id(blk) in start_ids else None) for blk in fn.blocks}
+    out: dict[int, set[int] | None] = {id(blk): None for blk in fn.blocks}
+    changed = True
+    while changed:
+        changed = False
+        for blk in fn.blocks:
+            k = id(blk)
+            if k in end_ids:
+                continue
+            new_in = set() if k in start_ids else None
+            for p in preds.get(k, ()):
+                if out[p] is not None:
+                    new_in = (new_in or set()) | out[p]
+            new_out = None if new_in is None else new_in | gen[k]
+            if new_in != inn[k] or new_out != out[k]:
+                inn[k], out[k] = new_in, new_out
+                changed = True
+    return {k: v for k, v in inn.items() if v is not None}
 
 
 def _loop(fn: ir.Function, b: ir.IRBuilder, count: ir.Value, body, name: str) -> None:
