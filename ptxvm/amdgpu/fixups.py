@@ -24,6 +24,9 @@ Run once per function, after its body is lowered (``AmdgpuHooks.finish_function`
    results.  Its writes store the raw result; the bits of chained arithmetic (a stencil's
    sum) are canonicalised once, where they leave it.  f64 is left alone (its NaN policy
    passes an input NaN's payload on).
+5. **Dead values.**  Casts, address arithmetic, comparisons, selects and plain loads nothing
+   uses any more (the flat pointers replaced in 2., the selects of 4.) are removed before
+   the module is printed: LLVM would drop them, but printing and parsing them costs time.
 """
 
 from __future__ import annotations
@@ -57,6 +60,7 @@ def run(hooks: AmdgpuHooks, fl: FunctionLowering) -> None:
     _private_allocas(fl, instrs)
     _memory_accesses(hooks, fl, instrs)
     _unobserved_nan_canonicalisation(instrs)
+    _drop_dead_values(fl)
 
 
 # ---------------------------------------------------------------------- 1. allocas
@@ -285,3 +289,27 @@ def _unobserved_nan_canonicalisation(instrs: list[ir.Instruction]) -> None:
             bits = raw_bits(st.operands[0])
             if bits is not None:
                 st.replace_usage(st.operands[0], bits)
+
+
+# ---------------------------------------------------------------------- 5. dead values
+
+_PURE = (llins.CastInstr, llins.GEPInstr, llins.CompareInstr, llins.SelectInstr)
+
+
+def _drop_dead_values(fl: FunctionLowering) -> None:
+    instrs = [i for blk in fl.llfn.blocks for i in blk.instructions]
+    uses: dict[int, int] = {}
+    for i in instrs:
+        for op in i.operands:
+            uses[id(op)] = uses.get(id(op), 0) + 1
+    dead: set[int] = set()
+    for i in reversed(instrs):          # users come after their operands within a block
+        if uses.get(id(i)) or not (isinstance(i, _PURE) or type(i) is llins.LoadInstr):
+            continue
+        dead.add(id(i))
+        for op in i.operands:
+            if id(op) in uses:
+                uses[id(op)] -= 1
+    if dead:
+        for blk in fl.llfn.blocks:
+            blk.instructions = [i for i in blk.instructions if id(i) not in dead]

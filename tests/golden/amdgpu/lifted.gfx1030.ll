@@ -30,26 +30,18 @@ entry:
   br label %"body"
 body:
   %".7" = bitcast [8 x i8] addrspace(4)* %"a" to i8 addrspace(4)*
-  %".8" = addrspacecast i8 addrspace(4)* %".7" to i8*
-  %".9" = bitcast i8* %".8" to i64*
   %".103" = bitcast i8 addrspace(4)* %".7" to i64 addrspace(4)*
   %".10" = load i64, i64 addrspace(4)* %".103", align 8
   store i64 %".10", i64 addrspace(5)* %"rd1"
   %".12" = bitcast [8 x i8] addrspace(4)* %"b" to i8 addrspace(4)*
-  %".13" = addrspacecast i8 addrspace(4)* %".12" to i8*
-  %".14" = bitcast i8* %".13" to i64*
   %".104" = bitcast i8 addrspace(4)* %".12" to i64 addrspace(4)*
   %".15" = load i64, i64 addrspace(4)* %".104", align 8
   store i64 %".15", i64 addrspace(5)* %"rd2"
   %".17" = bitcast [8 x i8] addrspace(4)* %"c" to i8 addrspace(4)*
-  %".18" = addrspacecast i8 addrspace(4)* %".17" to i8*
-  %".19" = bitcast i8* %".18" to i64*
   %".105" = bitcast i8 addrspace(4)* %".17" to i64 addrspace(4)*
   %".20" = load i64, i64 addrspace(4)* %".105", align 8
   store i64 %".20", i64 addrspace(5)* %"rd3"
   %".22" = bitcast [4 x i8] addrspace(4)* %"n" to i8 addrspace(4)*
-  %".23" = addrspacecast i8 addrspace(4)* %".22" to i8*
-  %".24" = bitcast i8* %".23" to i32*
   %".106" = bitcast i8 addrspace(4)* %".22" to i32 addrspace(4)*
   %".25" = load i32, i32 addrspace(4)* %".106", align 4
   store i32 %".25", i32 addrspace(5)* %"r1"
@@ -97,8 +89,6 @@ fall:
   store i64 %".64", i64 addrspace(5)* %"rd7"
   %".66" = load i64, i64 addrspace(5)* %"rd5"
   %".67" = inttoptr i64 %".66" to i8 addrspace(1)*
-  %".68" = addrspacecast i8 addrspace(1)* %".67" to i8*
-  %".69" = bitcast i8* %".68" to i32*
   %".107" = bitcast i8 addrspace(1)* %".67" to i32 addrspace(1)*
   %".70" = load i32, i32 addrspace(1)* %".107", align 4
   %".71" = bitcast i32 %".70" to float
@@ -106,8 +96,6 @@ fall:
   store i32 %".72", i32 addrspace(5)* %"f1"
   %".74" = load i64, i64 addrspace(5)* %"rd6"
   %".75" = inttoptr i64 %".74" to i8 addrspace(1)*
-  %".76" = addrspacecast i8 addrspace(1)* %".75" to i8*
-  %".77" = bitcast i8* %".76" to i32*
   %".108" = bitcast i8 addrspace(1)* %".75" to i32 addrspace(1)*
   %".78" = load i32, i32 addrspace(1)* %".108", align 4
   %".79" = bitcast i32 %".78" to float
@@ -126,11 +114,9 @@ fall:
   store i32 %".91", i32 addrspace(5)* %"f3"
   %".93" = load i64, i64 addrspace(5)* %"rd7"
   %".94" = inttoptr i64 %".93" to i8 addrspace(1)*
-  %".95" = addrspacecast i8 addrspace(1)* %".94" to i8*
   %".96" = load i32, i32 addrspace(5)* %"f3"
   %".97" = bitcast i32 %".96" to float
   %".98" = bitcast float %".97" to i32
-  %".99" = bitcast i8* %".95" to i32*
   %".109" = bitcast i8 addrspace(1)* %".94" to i32 addrspace(1)*
   store i32 %".98", i32 addrspace(1)* %".109", align 4
   br label %"L_DONE"
@@ -166,7 +152,6 @@ body:
   %".4" = call i32 @"llvm.amdgcn.workitem.id.x"()
   store i32 %".4", i32 addrspace(5)* %"r1"
   %".6" = load i32, i32 addrspace(5)* %"r1"
-  %".7" = zext i32 %".6" to i64
   %".8" = call i32 @"llvm.amdgcn.mbcnt.lo"(i32 -1, i32 0)
   %".9" = call i32 @"llvm.amdgcn.ballot.i32"(i1 1)
   %".10" = load i32, i32 addrspace(5)* %"r1"
@@ -202,7 +187,6 @@ body:
   %".40" = add i32 %".38", %".39"
   store i32 %".40", i32 addrspace(5)* %"r3"
   %".42" = load i32, i32 addrspace(5)* %"r3"
-  %".43" = zext i32 %".42" to i64
   %".44" = call i32 @"llvm.amdgcn.mbcnt.lo"(i32 -1, i32 0)
   %".45" = call i32 @"llvm.amdgcn.ballot.i32"(i1 1)
   %".46" = load i32, i32 addrspace(5)* %"r3"
@@ -236,7 +220,6 @@ body:
   %".74" = icmp ugt i32 %".73", 40
   store i1 %".74", i1 addrspace(5)* %"p1"
   %".76" = load i1, i1 addrspace(5)* %"p1"
-  %".77" = zext i1 %".76" to i64
   %".78" = call i32 @"llvm.amdgcn.mbcnt.lo"(i32 -1, i32 0)
   %".79" = call i32 @"llvm.amdgcn.ballot.i32"(i1 1)
   %".80" = call i32 @"llvm.amdgcn.ballot.i32"(i1 %".76")
@@ -261,8 +244,6 @@ lanes:
 lanes_done:
   store i32 %".94", i32 addrspace(5)* %"r5"
   %".99" = bitcast [8 x i8] addrspace(4)* %"out" to i8 addrspace(4)*
-  %".100" = addrspacecast i8 addrspace(4)* %".99" to i8*
-  %".101" = bitcast i8* %".100" to i64*
   %".124" = bitcast i8 addrspace(4)* %".99" to i64 addrspace(4)*
   %".102" = load i64, i64 addrspace(4)* %".124", align 8
   store i64 %".102", i64 addrspace(5)* %"rd1"
@@ -281,9 +262,7 @@ lanes_done:
   store i32 %".115", i32 addrspace(5)* %"r6"
   %".117" = load i64, i64 addrspace(5)* %"rd3"
   %".118" = inttoptr i64 %".117" to i8 addrspace(1)*
-  %".119" = addrspacecast i8 addrspace(1)* %".118" to i8*
   %".120" = load i32, i32 addrspace(5)* %"r6"
-  %".121" = bitcast i8* %".119" to i32*
   %".125" = bitcast i8 addrspace(1)* %".118" to i32 addrspace(1)*
   store i32 %".120", i32 addrspace(1)* %".125", align 4
   ret void
@@ -336,9 +315,7 @@ body:
   %".23" = zext i32 %".22" to i64
   %".24" = trunc i64 %".23" to i32
   %".25" = inttoptr i32 %".24" to i8 addrspace(3)*
-  %".26" = addrspacecast i8 addrspace(3)* %".25" to i8*
   %".27" = load i32, i32 addrspace(5)* %"r1"
-  %".28" = bitcast i8* %".26" to i32*
   %".69" = bitcast i8 addrspace(3)* %".25" to i32 addrspace(3)*
   store i32 %".27", i32 addrspace(3)* %".69", align 4
   fence syncscope("workgroup") release
@@ -355,14 +332,10 @@ body:
   %".41" = zext i32 %".40" to i64
   %".42" = trunc i64 %".41" to i32
   %".43" = inttoptr i32 %".42" to i8 addrspace(3)*
-  %".44" = addrspacecast i8 addrspace(3)* %".43" to i8*
-  %".45" = bitcast i8* %".44" to i32*
   %".70" = bitcast i8 addrspace(3)* %".43" to i32 addrspace(3)*
   %".46" = load i32, i32 addrspace(3)* %".70", align 4
   store i32 %".46", i32 addrspace(5)* %"r7"
   %".48" = bitcast [8 x i8] addrspace(4)* %"out" to i8 addrspace(4)*
-  %".49" = addrspacecast i8 addrspace(4)* %".48" to i8*
-  %".50" = bitcast i8* %".49" to i64*
   %".71" = bitcast i8 addrspace(4)* %".48" to i64 addrspace(4)*
   %".51" = load i64, i64 addrspace(4)* %".71", align 8
   store i64 %".51", i64 addrspace(5)* %"rd1"
@@ -377,9 +350,7 @@ body:
   store i64 %".60", i64 addrspace(5)* %"rd3"
   %".62" = load i64, i64 addrspace(5)* %"rd3"
   %".63" = inttoptr i64 %".62" to i8 addrspace(1)*
-  %".64" = addrspacecast i8 addrspace(1)* %".63" to i8*
   %".65" = load i32, i32 addrspace(5)* %"r7"
-  %".66" = bitcast i8* %".64" to i32*
   %".72" = bitcast i8 addrspace(1)* %".63" to i32 addrspace(1)*
   store i32 %".65", i32 addrspace(1)* %".72", align 4
   ret void
