@@ -1016,6 +1016,11 @@ def add_driver(llmod: ir.Module, kernel: ir.Function, name: str = "ptxvm_run") -
     b.cbranch(b.icmp_unsigned("<", t0n, tpc), init_loop, blocks["round"])
 
     b.position_at_end(blocks["round"])
+    # ``released``: the previous round ended with the CTA's plain barrier complete, so threads
+    # waiting there run (their state word is rewritten at their next stop, not by a pass here).
+    released = b.phi(I1)
+    released.add_incoming(I1(0), blocks["cta_init"])
+    released.add_incoming(I1(0), init_loop)
     first = b.mul(c, tpc)
     b.branch(blocks["thr"])
 
@@ -1026,7 +1031,9 @@ def add_driver(llmod: ir.Module, kernel: ir.Function, name: str = "ptxvm_run") -
     thr = b.gep(base, [b.mul(b.add(first, t), stride)])
     check_blk = b.block
     st0 = b.load(_field(b, thr, L.T_STATE, I32))
-    b.cbranch(b.icmp_unsigned("==", st0, I32(L.State.RUNNABLE)), blocks["run"], blocks["classify"])
+    go = b.or_(b.icmp_unsigned("==", st0, I32(L.State.RUNNABLE)),
+               b.and_(released, b.icmp_unsigned("==", st0, I32(L.State.BARRIER))))
+    b.cbranch(go, blocks["run"], blocks["classify"])
 
     b.position_at_end(blocks["run"])
     # Each call may run QUANTUM instructions before yielding, within the launch's budget.
@@ -1045,19 +1052,39 @@ def add_driver(llmod: ir.Module, kernel: ir.Function, name: str = "ptxvm_run") -
     st.add_incoming(st1, blocks["run"])
     aux = b.load(_field(b, thr, L.T_AUX, I32))
     aux2 = b.load(_field(b, thr, L.T_AUX2, I32))
+    fresh = b.icmp_signed("==", bid, I32(-1))
+    # The common case first: at the plain barrier the CTA's threads wait at (or the first one).
+    same = b.and_(b.and_(b.icmp_unsigned("==", st, I32(L.State.BARRIER)), b.icmp_unsigned("==", aux2, I32(0))),
+                  b.or_(fresh, b.icmp_unsigned("==", aux, bid)))
+    cls_fast, cls_slow, cls_join = (fn.append_basic_block(n) for n in ("cls_bar", "cls_other", "cls_join"))
+    b.cbranch(same, cls_fast, cls_slow)
+    b.position_at_end(cls_fast)
+    atbar_f = b.add(atbar, I64(1))
+    b.branch(cls_join)
+    b.position_at_end(cls_slow)
     is_exit = b.icmp_unsigned("==", st, I32(L.State.EXITED))
     is_bar = b.and_(b.icmp_unsigned("==", st, I32(L.State.BARRIER)), b.icmp_unsigned("==", aux2, I32(0)))
-    fresh = b.icmp_signed("==", bid, I32(-1))
     mism = b.and_(is_bar, b.and_(b.not_(fresh), b.icmp_unsigned("!=", aux, bid)))
-    bid2 = b.select(b.and_(is_bar, fresh), aux, bid)
-    exited2 = b.add(exited, b.zext(is_exit, I64))
-    atbar2 = b.add(atbar, b.zext(is_bar, I64))
+    bid_s = b.select(b.and_(is_bar, fresh), aux, bid)
+    exited_s = b.add(exited, b.zext(is_exit, I64))
+    atbar_s = b.add(atbar, b.zext(is_bar, I64))
     is_warp = b.icmp_unsigned("==", st, I32(L.State.WARP))
-    warps2 = b.add(warps, b.zext(is_warp, I64))
-    other2 = b.add(b.add(other, b.zext(b.not_(b.or_(b.or_(is_exit, is_bar), is_warp)), I64)), b.zext(mism, I64))
+    warps_s = b.add(warps, b.zext(is_warp, I64))
+    other_s = b.add(b.add(other, b.zext(b.not_(b.or_(b.or_(is_exit, is_bar), is_warp)), I64)), b.zext(mism, I64))
+    b.branch(cls_join)
+    b.position_at_end(cls_join)
+
+    def join(ty, fast, slow):
+        v = b.phi(ty)
+        v.add_incoming(fast, cls_fast)
+        v.add_incoming(slow, cls_slow)
+        return v
+
+    exited2, atbar2, other2 = join(I64, exited, exited_s), join(I64, atbar_f, atbar_s), join(I64, other, other_s)
+    bid2, warps2 = join(I32, aux, bid_s), join(I64, warps, warps_s)
     t2 = b.add(t, I64(1))
     for v, new in ((t, t2), (exited, exited2), (atbar, atbar2), (other, other2), (bid, bid2), (warps, warps2)):
-        v.add_incoming(new, blocks["classify"])
+        v.add_incoming(new, cls_join)
     b.cbranch(b.icmp_unsigned("<", t2, tpc), blocks["thr"], blocks["round_end"])
 
     b.position_at_end(blocks["round_end"])
@@ -1070,17 +1097,12 @@ def add_driver(llmod: ir.Module, kernel: ir.Function, name: str = "ptxvm_run") -
     b.cbranch(can, blocks["release"], blocks["cta_next"])
     b.position_at_end(warp_blk)
     _release_warps_ir(fn, b, base, stride, first, tpc, site_slot, mask_slot)
+    released.add_incoming(I1(0), b.block)
     b.branch(blocks["round"])
 
     b.position_at_end(blocks["release"])
-    r = b.phi(I64)
-    r.add_incoming(I64(0), bar_or_next)
-    rthr = b.gep(base, [b.mul(b.add(first, r), stride)])
-    sp = _field(b, rthr, L.T_STATE, I32)
-    b.store(b.select(b.icmp_unsigned("==", b.load(sp), I32(L.State.BARRIER)), I32(L.State.RUNNABLE), b.load(sp)), sp)
-    r2 = b.add(r, I64(1))
-    r.add_incoming(r2, blocks["release"])
-    b.cbranch(b.icmp_unsigned("<", r2, tpc), blocks["release"], blocks["round"])
+    released.add_incoming(I1(1), blocks["release"])
+    b.branch(blocks["round"])
 
     b.position_at_end(blocks["cta_next"])
     c.add_incoming(b.add(c, I64(1)), blocks["cta_next"])
