@@ -5,7 +5,9 @@ against clang-19 compiling the same kernels from OpenCL C, all in the same run.
 1. Translation time. For every PTX file of the fixture corpus (tests/fixtures/nvcc/sm80) and a
    large generated module (benchmarks/bench_parse.py's generator of typical nvcc output), best of
    N wall time of ``ptxvm.compile(text, "gfx90a")`` (parse, lift, LLVM O3 + codegen in the
-   toolchain worker, ld.lld link, code-object check) with the compile caches off
+   toolchain worker, ld.lld link, code-object check; the assembly listing is a second code
+   generation that ``compile`` defers to the first use of ``CodeObject.asm``, so it is not
+   timed here, as ptxas is not asked for one) with the compile caches off
    (``PTXVM_NO_CACHE=1`` and a fresh temporary ``PTXVM_CACHE_DIR``: LLVM really runs every time),
    against ``ptxas -arch=sm_80 FILE -o /dev/null`` on the same file. The LLVM worker's start-up
    and a throwaway first compile are paid before timing and reported apart. A file ptxas rejects
