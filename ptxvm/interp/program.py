@@ -255,27 +255,22 @@ def _special_affine(name: str, comp: str | None, bits: int) -> LaneReader:
     and grids, and the size registers)."""
     axis = "xyz".index(comp) if comp in ("x", "y", "z") else 0
 
-    def unit_above(dims, axis):
-        return all(d == 1 for d in dims[axis + 1:])
+    def index(dims_of, linear):
+        # An index is 0 along a unit dimension, and along x the linear thread (or CTA) index
+        # when every dimension above x is 1; otherwise it is no formula of (tid, cta).
+        def read(b):
+            dims = dims_of(b)
+            if dims[axis] == 1:
+                return Affine.make(bits, 0)
+            if axis == 0 and dims[1] == dims[2] == 1:
+                return linear(b)
+            return None
+        return read
 
     if name == "%tid":
-        def tid(b):
-            blk = b.geometry.block
-            if blk[axis] == 1:
-                return Affine.make(bits, 0)
-            if axis == 0 and unit_above(blk, 0):
-                return Affine.make(bits, 0, 1, 0)
-            return None
-        return tid
+        return index(lambda b: b.geometry.block, lambda b: Affine.make(bits, 0, 1, 0))
     if name == "%ctaid":
-        def ctaid(b):
-            grid = b.geometry.grid
-            if grid[axis] == 1:
-                return Affine.make(bits, 0)
-            if axis == 0 and unit_above(grid, 0):
-                return Affine.make(bits, b.first_cta, 0, 1)
-            return None
-        return ctaid
+        return index(lambda b: b.geometry.grid, lambda b: Affine.make(bits, b.first_cta, 0, 1))
     if name == "%ntid":
         return lambda b: Affine.make(bits, b.geometry.block[axis])
     if name == "%nctaid":
