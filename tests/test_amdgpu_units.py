@@ -248,3 +248,55 @@ def test_native_f16_emitters_agree_with_the_integer_emitters():
             else:
                 args = [h() | h() << 16 for _ in range(n)]
             assert native(*args) == integer(*args), (name, [hex(a) for a in args])
+
+
+# ---------------------------------------------------------------------- by-value kernel parameters
+
+BY_VALUE_PTX = """
+.version 7.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 out, .param .u32 n, .param .f32 alpha, .param .u64 taken, .param .u64 halves,
+                  .param .align 8 .b8 blob[16], .param .u32 twice)
+{
+  .reg .b32 %r<8>;
+  .reg .f32 %f<4>;
+  .reg .b64 %rd<8>;
+  ld.param.u64 %rd1, [out];
+  ld.param.u32 %r1, [n];
+  ld.param.f32 %f1, [alpha];
+  mov.u64 %rd2, taken;
+  ld.u64 %rd3, [%rd2];
+  ld.param.u32 %r2, [halves+4];
+  ld.param.u32 %r3, [blob+8];
+  ld.param.u32 %r4, [twice];
+  ld.param.u32 %r5, [twice];
+  add.s32 %r6, %r1, %r2;
+  add.s32 %r6, %r6, %r3;
+  add.s32 %r6, %r6, %r4;
+  add.s32 %r6, %r6, %r5;
+  cvt.u32.u64 %r7, %rd3;
+  add.s32 %r6, %r6, %r7;
+  st.global.u32 [%rd1], %r6;
+  st.global.f32 [%rd1+4], %f1;
+  ret;
+}
+"""
+
+
+def test_by_value_parameters_are_the_whole_reads_only():
+    """Scalars read whole with ld.param (even twice) are passed by value; a parameter whose
+    address is taken, one read in part, and an aggregate stay byref.  The code object's
+    argument layout is the same either way (compile checks it against the PTX)."""
+    import ptxvm
+    from ptxvm.amdgpu.memory import by_value_params
+
+    module = ptxvm.parse(BY_VALUE_PTX)
+    assert by_value_params(module.kernels["k"]) == {"out", "n", "alpha", "twice"}
+    for target in ("gfx90a", "gfx1030"):
+        obj = ptxvm.compile(BY_VALUE_PTX, target)
+        assert 'define amdgpu_kernel void @"k"(i64 %"out", i32 %"n", i32 %"alpha", [8 x i8] addrspace(4)* byref' \
+            in obj.llvm_ir
+        args = [(a["name"], a["offset"], a["size"]) for a in obj.metadata["k"]["args"][:7]]
+        assert args == [("out", 0, 8), ("n", 8, 4), ("alpha", 12, 4), ("taken", 16, 8), ("halves", 24, 8),
+                        ("blob", 32, 16), ("twice", 48, 4)]

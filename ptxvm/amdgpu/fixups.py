@@ -2,6 +2,10 @@
 
 Run once per function, after its body is lowered (``AmdgpuHooks.finish_function``):
 
+0. **By-value parameters.**  A kernel parameter passed by value (``memory.by_value_params``)
+   was read through a placeholder pointer; each such load becomes the argument (bitcast to
+   the load's type).
+
 1. **Private allocas.**  The lifter's register and `.param` buffer allocas are in address
    space 0; AMDGPU's data layout puts the stack in address space 5 (``A5``).  Each alloca
    is retyped in place; its loads and stores print the new pointer type by themselves, and
@@ -57,10 +61,47 @@ if TYPE_CHECKING:
 
 def run(hooks: AmdgpuHooks, fl: FunctionLowering) -> None:
     instrs = [i for blk in fl.llfn.blocks for i in blk.instructions]
+    _by_value_params(hooks, fl, instrs)
     _private_allocas(fl, instrs)
     _memory_accesses(hooks, fl, instrs)
     _unobserved_nan_canonicalisation(instrs)
     _drop_dead_values(fl)
+
+
+# ---------------------------------------------------------------------- 0. by-value parameters
+
+def _by_value_params(hooks: AmdgpuHooks, fl: FunctionLowering, instrs: list[ir.Instruction]) -> list:
+    mine = {id(i): hooks.by_value_reads.pop(id(i))[1] for i in instrs if id(i) in hooks.by_value_reads}
+    if not mine:
+        return instrs
+
+    def argument(v: ir.Value) -> ir.Value | None:
+        while isinstance(v, llins.CastInstr) and v.opname == "bitcast":
+            v = v.operands[0]
+        return mine.get(id(v))
+
+    values: dict[int, ir.Value] = {}
+    for i in instrs:
+        if type(i) is llins.LoadInstr:
+            arg = argument(i.operands[0])
+            if arg is not None:
+                if i.type == arg.type:
+                    values[id(i)] = arg
+                else:
+                    b = ir.IRBuilder(i.parent)
+                    b.position_before(i)
+                    values[id(i)] = b.bitcast(arg, i.type)
+        elif any(argument(op) is not None for op in i.operands if not isinstance(i, llins.CastInstr)):
+            raise CodegenError(f"internal error in {fl.fn.name}: a by-value kernel parameter is used by "
+                               f"`{i.opname}`, not read by a load")
+    for i in instrs:
+        for op in i.operands:
+            if id(op) in values:
+                i.replace_usage(op, values[id(op)])
+    for blk in fl.llfn.blocks:
+        blk.instructions = [i for i in blk.instructions if id(i) not in values]
+    instrs[:] = [i for blk in fl.llfn.blocks for i in blk.instructions]
+    return instrs
 
 
 # ---------------------------------------------------------------------- 1. allocas

@@ -32,7 +32,7 @@ from .llvm_ext import (
     ptr,
     set_string_attributes,
 )
-from .memory import MemoryHooks
+from .memory import MemoryHooks, by_value_params
 from .targets import Target
 from .warp import WarpHooks
 
@@ -53,11 +53,15 @@ class AmdgpuHooks(MemoryHooks, WarpHooks, AtomicHooks, TargetHooks):
         self.wave_size = target.wave_size
         self.kernel: ptx.Function | None = None      # the kernel being lowered (set by codegen)
         self.accesses = {}
+        self.by_value: set[str] = set()
+        self.by_value_reads = {}
 
     # ------------------------------------------------------------------ ABI
     def kernel_signature(self) -> ir.FunctionType:
         assert self.kernel is not None
-        args = [ptr(CONSTANT, ir.ArrayType(I8, max(d.size_bytes() or 0, 1))) for d in self.kernel.params]
+        self.by_value = by_value_params(self.kernel)
+        args = [ir.IntType(8 * d.size_bytes()) if d.name in self.by_value
+                else ptr(CONSTANT, ir.ArrayType(I8, max(d.size_bytes() or 0, 1))) for d in self.kernel.params]
         return ir.FunctionType(VOID, args)
 
     def function_prefix_args(self) -> list[ir.Type]:
@@ -71,8 +75,9 @@ class AmdgpuHooks(MemoryHooks, WarpHooks, AtomicHooks, TargetHooks):
             fn, k = fl.llfn, fl.fn
             fn.calling_convention = "amdgpu_kernel"
             for arg, d in zip(fn.args, k.params):
-                arg.add_attribute("byref")
-                arg.attributes.align = d.align or d.element_bytes()
+                if d.name not in self.by_value:
+                    arg.add_attribute("byref")
+                    arg.attributes.align = d.align or d.element_bytes()
                 arg.name = d.name
             low, high = workgroup_sizes(k)
             set_string_attributes(fn, {"amdgpu-flat-work-group-size": f"{low},{high}",

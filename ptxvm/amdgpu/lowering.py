@@ -54,7 +54,7 @@ def lift_module(module: ptx.Module, target: Target) -> str:
         entries.append((ml.llmod.get_global(lifted.entry), kernel))
     assert ml is not None
     llmod = ml.llmod
-    if hooks.accesses:
+    if hooks.accesses or hooks.by_value_reads:
         raise CodegenError("internal error: memory accesses left without their AMDGPU rewrite")
     for fn, kernel in entries:
         fn.name = kernel.name

@@ -42,9 +42,50 @@ class Access:
     typed: ir.Value | None = None    # the same address as a pointer in the space's own address space
 
 
+def by_value_params(kernel: ptx.Function) -> set[str]:
+    """Kernel parameters passed by value rather than ``byref``: 4- and 8-byte scalars (naturally
+    aligned) that the kernel only reads whole, with ``ld.param`` at offset 0, and whose address it
+    never takes.  Their loads become the argument itself; LLVM then loads them from the kernarg
+    segment at the top of the kernel, where neighbouring ones merge into one ``s_load_dwordxN``
+    (a ``byref`` load is sunk to its first use, and the merge is lost)."""
+    sizes = {d.name: d.size_bytes() for d in kernel.params
+             if not d.array and d.size_bytes() in (4, 8) and (d.align or d.element_bytes()) == d.size_bytes()}
+    if not sizes or kernel.body is None:
+        return set()
+    ok = set(sizes)
+    for ins in kernel.body.instructions():
+        whole_load = (ins.opcode == "ld" and ins.mod("space") == "param" and len(ins.operands) == 2
+                      and not isinstance(ins.operands[0], ptx.Vector) and len(ins.types) == 1)
+        for k, op in enumerate(ins.operands):
+            for name, base in _symbols(op):
+                if name not in ok:
+                    continue
+                if (whole_load and base and k == 1 and op.offset == 0
+                        and ins.types[0].bits == 8 * sizes[name]):
+                    continue
+                ok.discard(name)
+    return ok
+
+
+def _symbols(op) -> list[tuple[str, bool]]:
+    """(name, used as an address base) of every symbol in an operand."""
+    if isinstance(op, ptx.Symbol):
+        return [(op.name, False)]
+    if isinstance(op, ptx.Address):
+        out = [(op.base.name, True)] if isinstance(op.base, ptx.Symbol) else []
+        return out + [s for e in op.extra for s in _symbols(e)]
+    if isinstance(op, ptx.Vector):
+        return [s for e in op.elements for s in _symbols(e)]
+    if isinstance(op, ptx.Pair):
+        return _symbols(op.first) + _symbols(op.second)
+    return []
+
+
 class MemoryHooks:
     layout: ModuleLayout
     accesses: dict[int, tuple[ir.Value, Access]]
+    by_value: set[str]                                  # the current kernel's by-value parameters
+    by_value_reads: dict[int, tuple[ir.Value, ir.Value]]   # placeholder pointer -> (it, argument)
 
     # ------------------------------------------------------------------ module symbols
     def _shared_global(self, llmod: ir.Module, name: str) -> ir.GlobalVariable:
@@ -170,6 +211,11 @@ class MemoryHooks:
             raise fl.unsupported(fl.ins, f"reads kernel parameter bytes at offset {offset}, past every parameter")
         d, inner = hit
         arg = fl.llfn.args[params.decls.index(d)]
+        if d.name in self.by_value:
+            # A placeholder: fixups replaces every load through it with the argument itself.
+            flat = fl.b.inttoptr(I64(0), ptr(FLAT))
+            self.by_value_reads[id(flat)] = (flat, arg)
+            return flat
         p = fl.b.bitcast(arg, ptr(CONSTANT))
         if inner:
             p = fl.b.gep(p, [I64(inner)])

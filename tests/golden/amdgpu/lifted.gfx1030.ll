@@ -2,7 +2,7 @@
 target triple = "amdgcn-amd-amdhsa"
 target datalayout = "e-m:e-p:64:64-p1:64:64-p2:32:32-p3:32:32-p4:64:64-p5:32:32-p6:32:32-p7:160:256:256:32-p8:128:128:128:48-p9:192:256:256:32-i64:64-v16:16-v24:32-v32:32-v48:64-v96:128-v192:256-v256:256-v512:512-v1024:1024-v2048:2048-n32:64-S32-A5-G1-ni:7:8:9"
 
-define amdgpu_kernel void @"vadd"([8 x i8] addrspace(4)* byref([8 x i8]) align 8 %"a", [8 x i8] addrspace(4)* byref([8 x i8]) align 8 %"b", [8 x i8] addrspace(4)* byref([8 x i8]) align 8 %"c", [4 x i8] addrspace(4)* byref([4 x i8]) align 4 %"n") "amdgpu-flat-work-group-size"="1,1024" "uniform-work-group-size"="true"
+define amdgpu_kernel void @"vadd"(i64 %"a", i64 %"b", i64 %"c", i32 %"n") "amdgpu-flat-work-group-size"="1,1024" "uniform-work-group-size"="true"
 {
 entry:
   %"cc" = alloca i1, addrspace(5)
@@ -29,96 +29,84 @@ entry:
   %"rd7" = alloca i64, addrspace(5)
   br label %"body"
 body:
-  %".7" = bitcast [8 x i8] addrspace(4)* %"a" to i8 addrspace(4)*
-  %".103" = bitcast i8 addrspace(4)* %".7" to i64 addrspace(4)*
-  %".10" = load i64, i64 addrspace(4)* %".103", align 8
-  store i64 %".10", i64 addrspace(5)* %"rd1"
-  %".12" = bitcast [8 x i8] addrspace(4)* %"b" to i8 addrspace(4)*
-  %".104" = bitcast i8 addrspace(4)* %".12" to i64 addrspace(4)*
-  %".15" = load i64, i64 addrspace(4)* %".104", align 8
-  store i64 %".15", i64 addrspace(5)* %"rd2"
-  %".17" = bitcast [8 x i8] addrspace(4)* %"c" to i8 addrspace(4)*
-  %".105" = bitcast i8 addrspace(4)* %".17" to i64 addrspace(4)*
-  %".20" = load i64, i64 addrspace(4)* %".105", align 8
-  store i64 %".20", i64 addrspace(5)* %"rd3"
-  %".22" = bitcast [4 x i8] addrspace(4)* %"n" to i8 addrspace(4)*
-  %".106" = bitcast i8 addrspace(4)* %".22" to i32 addrspace(4)*
-  %".25" = load i32, i32 addrspace(4)* %".106", align 4
-  store i32 %".25", i32 addrspace(5)* %"r1"
-  %".27" = call i32 @"llvm.amdgcn.workgroup.id.x"()
-  store i32 %".27", i32 addrspace(5)* %"r2"
-  %".29" = call i8 addrspace(4)* @"llvm.amdgcn.implicitarg.ptr"()
-  %".30" = getelementptr i8, i8 addrspace(4)* %".29", i64 12
-  %".31" = bitcast i8 addrspace(4)* %".30" to i16 addrspace(4)*
-  %".32" = load i16, i16 addrspace(4)* %".31", align 2, !invariant.load !0
-  %".33" = zext i16 %".32" to i32
-  store i32 %".33", i32 addrspace(5)* %"r3"
-  %".35" = call i32 @"llvm.amdgcn.workitem.id.x"()
-  store i32 %".35", i32 addrspace(5)* %"r4"
-  %".37" = load i32, i32 addrspace(5)* %"r2"
-  %".38" = load i32, i32 addrspace(5)* %"r3"
-  %".39" = load i32, i32 addrspace(5)* %"r4"
-  %".40" = mul i32 %".37", %".38"
-  %".41" = add i32 %".40", %".39"
-  store i32 %".41", i32 addrspace(5)* %"r5"
-  %".43" = load i32, i32 addrspace(5)* %"r5"
-  %".44" = load i32, i32 addrspace(5)* %"r1"
-  %".45" = icmp sge i32 %".43", %".44"
-  store i1 %".45", i1 addrspace(5)* %"p1"
-  %".47" = load i1, i1 addrspace(5)* %"p1"
-  br i1 %".47", label %"L_DONE", label %"fall"
+  store i64 %"a", i64 addrspace(5)* %"rd1"
+  store i64 %"b", i64 addrspace(5)* %"rd2"
+  store i64 %"c", i64 addrspace(5)* %"rd3"
+  store i32 %"n", i32 addrspace(5)* %"r1"
+  %".23" = call i32 @"llvm.amdgcn.workgroup.id.x"()
+  store i32 %".23", i32 addrspace(5)* %"r2"
+  %".25" = call i8 addrspace(4)* @"llvm.amdgcn.implicitarg.ptr"()
+  %".26" = getelementptr i8, i8 addrspace(4)* %".25", i64 12
+  %".27" = bitcast i8 addrspace(4)* %".26" to i16 addrspace(4)*
+  %".28" = load i16, i16 addrspace(4)* %".27", align 2, !invariant.load !0
+  %".29" = zext i16 %".28" to i32
+  store i32 %".29", i32 addrspace(5)* %"r3"
+  %".31" = call i32 @"llvm.amdgcn.workitem.id.x"()
+  store i32 %".31", i32 addrspace(5)* %"r4"
+  %".33" = load i32, i32 addrspace(5)* %"r2"
+  %".34" = load i32, i32 addrspace(5)* %"r3"
+  %".35" = load i32, i32 addrspace(5)* %"r4"
+  %".36" = mul i32 %".33", %".34"
+  %".37" = add i32 %".36", %".35"
+  store i32 %".37", i32 addrspace(5)* %"r5"
+  %".39" = load i32, i32 addrspace(5)* %"r5"
+  %".40" = load i32, i32 addrspace(5)* %"r1"
+  %".41" = icmp sge i32 %".39", %".40"
+  store i1 %".41", i1 addrspace(5)* %"p1"
+  %".43" = load i1, i1 addrspace(5)* %"p1"
+  br i1 %".43", label %"L_DONE", label %"fall"
 L_DONE:
   ret void
 fall:
-  %".49" = load i32, i32 addrspace(5)* %"r5"
-  %".50" = sext i32 %".49" to i64
-  %".51" = sext i32 4 to i64
-  %".52" = mul i64 %".50", %".51"
-  store i64 %".52", i64 addrspace(5)* %"rd4"
-  %".54" = load i64, i64 addrspace(5)* %"rd1"
+  %".45" = load i32, i32 addrspace(5)* %"r5"
+  %".46" = sext i32 %".45" to i64
+  %".47" = sext i32 4 to i64
+  %".48" = mul i64 %".46", %".47"
+  store i64 %".48", i64 addrspace(5)* %"rd4"
+  %".50" = load i64, i64 addrspace(5)* %"rd1"
+  %".51" = load i64, i64 addrspace(5)* %"rd4"
+  %".52" = add i64 %".50", %".51"
+  store i64 %".52", i64 addrspace(5)* %"rd5"
+  %".54" = load i64, i64 addrspace(5)* %"rd2"
   %".55" = load i64, i64 addrspace(5)* %"rd4"
   %".56" = add i64 %".54", %".55"
-  store i64 %".56", i64 addrspace(5)* %"rd5"
-  %".58" = load i64, i64 addrspace(5)* %"rd2"
+  store i64 %".56", i64 addrspace(5)* %"rd6"
+  %".58" = load i64, i64 addrspace(5)* %"rd3"
   %".59" = load i64, i64 addrspace(5)* %"rd4"
   %".60" = add i64 %".58", %".59"
-  store i64 %".60", i64 addrspace(5)* %"rd6"
-  %".62" = load i64, i64 addrspace(5)* %"rd3"
-  %".63" = load i64, i64 addrspace(5)* %"rd4"
-  %".64" = add i64 %".62", %".63"
-  store i64 %".64", i64 addrspace(5)* %"rd7"
-  %".66" = load i64, i64 addrspace(5)* %"rd5"
-  %".67" = inttoptr i64 %".66" to i8 addrspace(1)*
-  %".107" = bitcast i8 addrspace(1)* %".67" to i32 addrspace(1)*
-  %".70" = load i32, i32 addrspace(1)* %".107", align 4
-  %".71" = bitcast i32 %".70" to float
-  %".72" = bitcast float %".71" to i32
-  store i32 %".72", i32 addrspace(5)* %"f1"
-  %".74" = load i64, i64 addrspace(5)* %"rd6"
-  %".75" = inttoptr i64 %".74" to i8 addrspace(1)*
-  %".108" = bitcast i8 addrspace(1)* %".75" to i32 addrspace(1)*
-  %".78" = load i32, i32 addrspace(1)* %".108", align 4
+  store i64 %".60", i64 addrspace(5)* %"rd7"
+  %".62" = load i64, i64 addrspace(5)* %"rd5"
+  %".63" = inttoptr i64 %".62" to i8 addrspace(1)*
+  %".99" = bitcast i8 addrspace(1)* %".63" to i32 addrspace(1)*
+  %".66" = load i32, i32 addrspace(1)* %".99", align 4
+  %".67" = bitcast i32 %".66" to float
+  %".68" = bitcast float %".67" to i32
+  store i32 %".68", i32 addrspace(5)* %"f1"
+  %".70" = load i64, i64 addrspace(5)* %"rd6"
+  %".71" = inttoptr i64 %".70" to i8 addrspace(1)*
+  %".100" = bitcast i8 addrspace(1)* %".71" to i32 addrspace(1)*
+  %".74" = load i32, i32 addrspace(1)* %".100", align 4
+  %".75" = bitcast i32 %".74" to float
+  %".76" = bitcast float %".75" to i32
+  store i32 %".76", i32 addrspace(5)* %"f2"
+  %".78" = load i32, i32 addrspace(5)* %"f1"
   %".79" = bitcast i32 %".78" to float
-  %".80" = bitcast float %".79" to i32
-  store i32 %".80", i32 addrspace(5)* %"f2"
-  %".82" = load i32, i32 addrspace(5)* %"f1"
-  %".83" = bitcast i32 %".82" to float
-  %".84" = load i32, i32 addrspace(5)* %"f2"
-  %".85" = bitcast i32 %".84" to float
-  %".86" = fadd float %".83", %".85"
-  %".87" = fcmp uno float %".86", %".86"
-  %".88" = bitcast float %".86" to i32
-  %".89" = select  i1 %".87", i32 2147483647, i32 %".88"
-  %".90" = bitcast i32 %".89" to float
-  %".91" = bitcast float %".90" to i32
-  store i32 %".91", i32 addrspace(5)* %"f3"
-  %".93" = load i64, i64 addrspace(5)* %"rd7"
-  %".94" = inttoptr i64 %".93" to i8 addrspace(1)*
-  %".96" = load i32, i32 addrspace(5)* %"f3"
-  %".97" = bitcast i32 %".96" to float
-  %".98" = bitcast float %".97" to i32
-  %".109" = bitcast i8 addrspace(1)* %".94" to i32 addrspace(1)*
-  store i32 %".98", i32 addrspace(1)* %".109", align 4
+  %".80" = load i32, i32 addrspace(5)* %"f2"
+  %".81" = bitcast i32 %".80" to float
+  %".82" = fadd float %".79", %".81"
+  %".83" = fcmp uno float %".82", %".82"
+  %".84" = bitcast float %".82" to i32
+  %".85" = select  i1 %".83", i32 2147483647, i32 %".84"
+  %".86" = bitcast i32 %".85" to float
+  %".87" = bitcast float %".86" to i32
+  store i32 %".87", i32 addrspace(5)* %"f3"
+  %".89" = load i64, i64 addrspace(5)* %"rd7"
+  %".90" = inttoptr i64 %".89" to i8 addrspace(1)*
+  %".92" = load i32, i32 addrspace(5)* %"f3"
+  %".93" = bitcast i32 %".92" to float
+  %".94" = bitcast float %".93" to i32
+  %".101" = bitcast i8 addrspace(1)* %".90" to i32 addrspace(1)*
+  store i32 %".94", i32 addrspace(1)* %".101", align 4
   br label %"L_DONE"
 }
 
@@ -128,7 +116,7 @@ declare i8 addrspace(4)* @"llvm.amdgcn.implicitarg.ptr"()
 
 declare i32 @"llvm.amdgcn.workitem.id.x"()
 
-define amdgpu_kernel void @"warp_sum"([8 x i8] addrspace(4)* byref([8 x i8]) align 8 %"out") "amdgpu-flat-work-group-size"="1,1024" "uniform-work-group-size"="true"
+define amdgpu_kernel void @"warp_sum"(i64 %"out") "amdgpu-flat-work-group-size"="1,1024" "uniform-work-group-size"="true"
 {
 entry:
   %"cc" = alloca i1, addrspace(5)
@@ -243,28 +231,25 @@ lanes:
   br i1 %".96", label %"lanes", label %"lanes_done"
 lanes_done:
   store i32 %".94", i32 addrspace(5)* %"r5"
-  %".99" = bitcast [8 x i8] addrspace(4)* %"out" to i8 addrspace(4)*
-  %".124" = bitcast i8 addrspace(4)* %".99" to i64 addrspace(4)*
-  %".102" = load i64, i64 addrspace(4)* %".124", align 8
-  store i64 %".102", i64 addrspace(5)* %"rd1"
-  %".104" = load i32, i32 addrspace(5)* %"r1"
-  %".105" = zext i32 %".104" to i64
-  %".106" = zext i32 4 to i64
-  %".107" = mul i64 %".105", %".106"
-  store i64 %".107", i64 addrspace(5)* %"rd2"
-  %".109" = load i64, i64 addrspace(5)* %"rd1"
-  %".110" = load i64, i64 addrspace(5)* %"rd2"
-  %".111" = add i64 %".109", %".110"
-  store i64 %".111", i64 addrspace(5)* %"rd3"
-  %".113" = load i32, i32 addrspace(5)* %"r4"
-  %".114" = load i32, i32 addrspace(5)* %"r5"
-  %".115" = add i32 %".113", %".114"
-  store i32 %".115", i32 addrspace(5)* %"r6"
-  %".117" = load i64, i64 addrspace(5)* %"rd3"
-  %".118" = inttoptr i64 %".117" to i8 addrspace(1)*
-  %".120" = load i32, i32 addrspace(5)* %"r6"
-  %".125" = bitcast i8 addrspace(1)* %".118" to i32 addrspace(1)*
-  store i32 %".120", i32 addrspace(1)* %".125", align 4
+  store i64 %"out", i64 addrspace(5)* %"rd1"
+  %".103" = load i32, i32 addrspace(5)* %"r1"
+  %".104" = zext i32 %".103" to i64
+  %".105" = zext i32 4 to i64
+  %".106" = mul i64 %".104", %".105"
+  store i64 %".106", i64 addrspace(5)* %"rd2"
+  %".108" = load i64, i64 addrspace(5)* %"rd1"
+  %".109" = load i64, i64 addrspace(5)* %"rd2"
+  %".110" = add i64 %".108", %".109"
+  store i64 %".110", i64 addrspace(5)* %"rd3"
+  %".112" = load i32, i32 addrspace(5)* %"r4"
+  %".113" = load i32, i32 addrspace(5)* %"r5"
+  %".114" = add i32 %".112", %".113"
+  store i32 %".114", i32 addrspace(5)* %"r6"
+  %".116" = load i64, i64 addrspace(5)* %"rd3"
+  %".117" = inttoptr i64 %".116" to i8 addrspace(1)*
+  %".119" = load i32, i32 addrspace(5)* %"r6"
+  %".123" = bitcast i8 addrspace(1)* %".117" to i32 addrspace(1)*
+  store i32 %".119", i32 addrspace(1)* %".123", align 4
   ret void
 }
 
@@ -274,7 +259,7 @@ declare i32 @"llvm.amdgcn.ballot.i32"(i1 %".1")
 
 declare i32 @"llvm.amdgcn.ds.bpermute"(i32 %".1", i32 %".2")
 
-define amdgpu_kernel void @"shared_step"([8 x i8] addrspace(4)* byref([8 x i8]) align 8 %"out") "amdgpu-flat-work-group-size"="1,1024" "uniform-work-group-size"="true"
+define amdgpu_kernel void @"shared_step"(i64 %"out") "amdgpu-flat-work-group-size"="1,1024" "uniform-work-group-size"="true"
 {
 entry:
   %"cc" = alloca i1, addrspace(5)
@@ -316,8 +301,8 @@ body:
   %".24" = trunc i64 %".23" to i32
   %".25" = inttoptr i32 %".24" to i8 addrspace(3)*
   %".27" = load i32, i32 addrspace(5)* %"r1"
-  %".69" = bitcast i8 addrspace(3)* %".25" to i32 addrspace(3)*
-  store i32 %".27", i32 addrspace(3)* %".69", align 4
+  %".68" = bitcast i8 addrspace(3)* %".25" to i32 addrspace(3)*
+  store i32 %".27", i32 addrspace(3)* %".68", align 4
   fence syncscope("workgroup") release
   call void @"llvm.amdgcn.s.barrier"()
   fence syncscope("workgroup") acquire
@@ -332,27 +317,24 @@ body:
   %".41" = zext i32 %".40" to i64
   %".42" = trunc i64 %".41" to i32
   %".43" = inttoptr i32 %".42" to i8 addrspace(3)*
-  %".70" = bitcast i8 addrspace(3)* %".43" to i32 addrspace(3)*
-  %".46" = load i32, i32 addrspace(3)* %".70", align 4
+  %".69" = bitcast i8 addrspace(3)* %".43" to i32 addrspace(3)*
+  %".46" = load i32, i32 addrspace(3)* %".69", align 4
   store i32 %".46", i32 addrspace(5)* %"r7"
-  %".48" = bitcast [8 x i8] addrspace(4)* %"out" to i8 addrspace(4)*
-  %".71" = bitcast i8 addrspace(4)* %".48" to i64 addrspace(4)*
-  %".51" = load i64, i64 addrspace(4)* %".71", align 8
-  store i64 %".51", i64 addrspace(5)* %"rd1"
-  %".53" = load i32, i32 addrspace(5)* %"r1"
-  %".54" = zext i32 %".53" to i64
-  %".55" = zext i32 4 to i64
-  %".56" = mul i64 %".54", %".55"
-  store i64 %".56", i64 addrspace(5)* %"rd2"
-  %".58" = load i64, i64 addrspace(5)* %"rd1"
-  %".59" = load i64, i64 addrspace(5)* %"rd2"
-  %".60" = add i64 %".58", %".59"
-  store i64 %".60", i64 addrspace(5)* %"rd3"
-  %".62" = load i64, i64 addrspace(5)* %"rd3"
-  %".63" = inttoptr i64 %".62" to i8 addrspace(1)*
-  %".65" = load i32, i32 addrspace(5)* %"r7"
-  %".72" = bitcast i8 addrspace(1)* %".63" to i32 addrspace(1)*
-  store i32 %".65", i32 addrspace(1)* %".72", align 4
+  store i64 %"out", i64 addrspace(5)* %"rd1"
+  %".52" = load i32, i32 addrspace(5)* %"r1"
+  %".53" = zext i32 %".52" to i64
+  %".54" = zext i32 4 to i64
+  %".55" = mul i64 %".53", %".54"
+  store i64 %".55", i64 addrspace(5)* %"rd2"
+  %".57" = load i64, i64 addrspace(5)* %"rd1"
+  %".58" = load i64, i64 addrspace(5)* %"rd2"
+  %".59" = add i64 %".57", %".58"
+  store i64 %".59", i64 addrspace(5)* %"rd3"
+  %".61" = load i64, i64 addrspace(5)* %"rd3"
+  %".62" = inttoptr i64 %".61" to i8 addrspace(1)*
+  %".64" = load i32, i32 addrspace(5)* %"r7"
+  %".70" = bitcast i8 addrspace(1)* %".62" to i32 addrspace(1)*
+  store i32 %".64", i32 addrspace(1)* %".70", align 4
   ret void
 }
 
