@@ -28,8 +28,8 @@ Run once per function, after its body is lowered (``AmdgpuHooks.finish_function`
    results.  Its writes store the raw result; the bits of chained arithmetic (a stencil's
    sum) are canonicalised once, where they leave it.  f64 is left alone (its NaN policy
    passes an input NaN's payload on).
-5. **Dead values.**  Casts, address arithmetic, comparisons, selects and plain loads nothing
-   uses any more (the flat pointers replaced in 2., the selects of 4.) are removed before
+5. **Dead values.**  Casts, address arithmetic, comparisons, selects, plain loads and the
+   allocas of registers the function never mentions, that nothing uses (the flat pointers replaced in 2., the selects of 4.) are removed before
    the module is printed: LLVM would drop them, but printing and parsing them costs time.
 """
 
@@ -334,7 +334,7 @@ def _unobserved_nan_canonicalisation(instrs: list[ir.Instruction]) -> None:
 
 # ---------------------------------------------------------------------- 5. dead values
 
-_PURE = (llins.CastInstr, llins.GEPInstr, llins.CompareInstr, llins.SelectInstr)
+_PURE = (llins.CastInstr, llins.GEPInstr, llins.CompareInstr, llins.SelectInstr, llins.AllocaInstr)
 
 
 def _drop_dead_values(fl: FunctionLowering) -> None:

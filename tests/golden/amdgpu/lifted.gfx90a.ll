@@ -7,19 +7,15 @@ define amdgpu_kernel void @"vadd"(i64 %"a", i64 %"b", i64 %"c", i32 %"n") "amdgp
 entry:
   %"cc" = alloca i1, addrspace(5)
   store i1 0, i1 addrspace(5)* %"cc"
-  %"p0" = alloca i1, addrspace(5)
   %"p1" = alloca i1, addrspace(5)
-  %"r0" = alloca i32, addrspace(5)
   %"r1" = alloca i32, addrspace(5)
   %"r2" = alloca i32, addrspace(5)
   %"r3" = alloca i32, addrspace(5)
   %"r4" = alloca i32, addrspace(5)
   %"r5" = alloca i32, addrspace(5)
-  %"f0" = alloca i32, addrspace(5)
   %"f1" = alloca i32, addrspace(5)
   %"f2" = alloca i32, addrspace(5)
   %"f3" = alloca i32, addrspace(5)
-  %"rd0" = alloca i64, addrspace(5)
   %"rd1" = alloca i64, addrspace(5)
   %"rd2" = alloca i64, addrspace(5)
   %"rd3" = alloca i64, addrspace(5)
@@ -121,17 +117,13 @@ define amdgpu_kernel void @"warp_sum"(i64 %"out") "amdgpu-flat-work-group-size"=
 entry:
   %"cc" = alloca i1, addrspace(5)
   store i1 0, i1 addrspace(5)* %"cc"
-  %"p0" = alloca i1, addrspace(5)
   %"p1" = alloca i1, addrspace(5)
-  %"r0" = alloca i32, addrspace(5)
   %"r1" = alloca i32, addrspace(5)
   %"r2" = alloca i32, addrspace(5)
   %"r3" = alloca i32, addrspace(5)
   %"r4" = alloca i32, addrspace(5)
   %"r5" = alloca i32, addrspace(5)
   %"r6" = alloca i32, addrspace(5)
-  %"r7" = alloca i32, addrspace(5)
-  %"rd0" = alloca i64, addrspace(5)
   %"rd1" = alloca i64, addrspace(5)
   %"rd2" = alloca i64, addrspace(5)
   %"rd3" = alloca i64, addrspace(5)
@@ -305,7 +297,6 @@ define amdgpu_kernel void @"shared_step"(i64 %"out") "amdgpu-flat-work-group-siz
 entry:
   %"cc" = alloca i1, addrspace(5)
   store i1 0, i1 addrspace(5)* %"cc"
-  %"r0" = alloca i32, addrspace(5)
   %"r1" = alloca i32, addrspace(5)
   %"r2" = alloca i32, addrspace(5)
   %"r3" = alloca i32, addrspace(5)
@@ -313,7 +304,6 @@ entry:
   %"r5" = alloca i32, addrspace(5)
   %"r6" = alloca i32, addrspace(5)
   %"r7" = alloca i32, addrspace(5)
-  %"rd0" = alloca i64, addrspace(5)
   %"rd1" = alloca i64, addrspace(5)
   %"rd2" = alloca i64, addrspace(5)
   %"rd3" = alloca i64, addrspace(5)
