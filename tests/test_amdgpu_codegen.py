@@ -272,3 +272,11 @@ def test_nan_canonicalisation_only_where_the_bits_are_seen(target):
         return mnemonics(body(ptxvm.compile(src, target=target), "chain")).count("v_cndmask_b32_e32")
     assert selects("") == 1
     assert selects("mov.b32 %r1, %f3;\n  st.global.u32 [%rd1+12], %r1;") == 2
+
+
+def test_code_object_pickles_with_its_listing():
+    """The assembly listing is made on first use; a pickled code object carries it."""
+    import pickle
+    obj = ptxvm.compile(PROBE.read_text(), target="gfx1030", filename=str(PROBE))
+    copy = pickle.loads(pickle.dumps(obj))
+    assert copy.asm == obj.asm and copy.hsaco == obj.hsaco and copy.metadata == obj.metadata

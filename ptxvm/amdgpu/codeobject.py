@@ -85,6 +85,10 @@ class CodeObject:
             self._asm = self._asm()
         return self._asm
 
+    def __getstate__(self) -> dict[str, Any]:
+        self.asm                                    # a pickled copy carries the listing itself  # noqa: B018
+        return self.__dict__
+
     @property
     def kernels(self) -> list[str]:
         return list(self.metadata)
