@@ -19,7 +19,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 import ptxvm
 from ptxvm.testing.ptxgen import (
@@ -360,3 +360,26 @@ def test_single_instruction_kernel_for_every_usable_template_renders() -> None:
     for k in range(0, len(bodies), 60):
         ptx, _, _ = render_kernel(bodies[k:k + 60], layout)
         ptxvm.parse(ptx)
+
+
+# ----------------------------------------------------------------------------- partial warps
+
+@st.composite
+def _partial_warp_kernels(draw):
+    """Kernels of arithmetic and warp operations run by the first k lanes of each warp only."""
+    from ptxvm.testing.ptxgen import GRIDS, BLOCKS, build_kernel
+    from ptxvm.testing.ptxgen_program import Layout
+    from ptxvm.testing.ptxgen_strategies import inst
+    from ptxvm.testing.ptxgen_strategies_mem import partial_warp
+    chunks = [draw(partial_warp())] + draw(st.lists(st.one_of(partial_warp(), inst()), max_size=7))
+    layout = Layout(draw(st.sampled_from(GRIDS)), draw(st.sampled_from(BLOCKS)))
+    return build_kernel(tuple(chunks), layout, draw(st.integers(0, 2**32 - 1)))
+
+
+@settings(FUZZ, max_examples=25)
+@given(_partial_warp_kernels())
+def test_partial_mask_warp_operations_agree(gk: GeneratedKernel) -> None:
+    """Votes, match, redux, activemask and shfl.idx with a membermask of the lanes that branch
+    into them give the same registers on both executors."""
+    assert "setp.ge.u32 %tp, %t32," in gk.ptx          # the branch around the warp operation
+    check_agreement(gk)

@@ -162,6 +162,15 @@ class Warp:
 
 
 @dataclass(frozen=True)
+class PartialWarp:
+    """A warp operation executed by lanes ``0 .. lanes-1`` of every warp only (the others branch
+    around it), with exactly those lanes as its membermask: warp operations in divergent code.
+    ``lanes`` is clamped at render time to the population of a CTA's last warp."""
+    lanes: int
+    warp: Warp
+
+
+@dataclass(frozen=True)
 class Barrier:
     op: str                              # "bar.sync" "barrier.sync" "barrier.sync.aligned" "bar.red.popc" ...
     regs: tuple[int, ...] = ()

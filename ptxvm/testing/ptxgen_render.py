@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .ptxgen_isa import Opnd, reg_class, type_size
 from .ptxgen_program import (
@@ -284,9 +284,22 @@ class Renderer:
             self.emit(f"atom{sem}.{space}.{op}.{t} {SINK[cls]}, {addr}, {val};")
 
     # ------------------------------------------------------------ warp, barriers, specials
-    def c_warp(self, w) -> None:
-        mask = FULL
-        if w.imm and w.op in ("vote", "match", "redux") and w.imm[-1]:
+    def c_partialwarp(self, pw) -> None:
+        nt = self.layout.nt
+        k = min(pw.lanes, nt - 32 * ((nt - 1) // 32))        # the last warp may be short
+        end = self.label("PART")
+        self.emit("mov.u32 %t32, %laneid;")
+        self.emit(f"setp.ge.u32 %tp, %t32, {k};")
+        self.emit(f"@%tp bra {end};")
+        self.emit(f"mov.b32 %tm, {(1 << k) - 1};")
+        w = pw.warp
+        if w.op == "shfl":                                     # a source lane inside the mask
+            w = replace(w, imm=(min(w.imm[0], k - 1), w.imm[1]))
+        self.c_warp(w, "%tm")
+        self.place(end)
+
+    def c_warp(self, w, mask: str = FULL) -> None:
+        if mask == FULL and w.imm and w.op in ("vote", "match", "redux") and w.imm[-1]:
             # Tiles of 16 lanes: each lane names its own half-warp, as cooperative groups do.
             self.emit("mov.u32 %t32, %laneid;")
             self.emit("and.b32 %t32, %t32, 16;")

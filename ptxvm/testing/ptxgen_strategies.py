@@ -29,10 +29,11 @@ from .ptxgen_program import (
     Inst,
     Loop,
     Mem,
+    PartialWarp,
     Switch,
 )
 from .ptxgen_refusals import REFUSED_TEMPLATES, excluded
-from .ptxgen_strategies_mem import atomic, barrier, exchange, mem, special, warp
+from .ptxgen_strategies_mem import atomic, barrier, exchange, mem, partial_warp, special, warp
 from .ptxgen_values import F32_SPECIAL, F64_SPECIAL, int_specials
 
 MAX_DEPTH = 2             # nesting of if/loop/switch
@@ -184,7 +185,7 @@ def _kinds(ctx: Ctx) -> tuple[str, ...]:
         kinds += ["if", "if"] + (["loop"] if ctx.loops < MAX_LOOP_DEPTH else [])
         kinds += [] if "switch" in REFUSED_TEMPLATES else ["switch"]
     if ctx.uniform:
-        kinds += ["exchange", "warp", "warp", "barrier"]
+        kinds += ["exchange", "warp", "warp", "partial", "barrier"]
     return tuple(kinds)
 
 
@@ -207,6 +208,8 @@ def _chunk(draw, ctx: Ctx):
         return draw(exchange())
     if kind == "warp":
         return draw(warp())
+    if kind == "partial":
+        return draw(partial_warp())
     if kind == "barrier":
         return draw(barrier())
     inner = replace(ctx, uniform=False, depth=ctx.depth + 1)
@@ -236,6 +239,8 @@ def cost(c) -> int:
         return 3
     if isinstance(c, Exchange):
         return 6
+    if isinstance(c, PartialWarp):
+        return 5
     if isinstance(c, Approx):
         return 4
     if isinstance(c, Carry):

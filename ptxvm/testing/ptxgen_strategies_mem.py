@@ -13,6 +13,7 @@ from .ptxgen_draws import BOOL, any_of, ints, pick, reg
 from .ptxgen_isa import reg_class, type_size
 from .ptxgen_program import (
     GLOBAL_COUNTER_OPS,
+    PartialWarp,
     OWN_WORDS,
     POOL,
     SHARED_COUNTER_OPS,
@@ -100,8 +101,8 @@ SHFL_CS = st.one_of(st.sampled_from(SHFL_C), st.integers(0, 0x1FFF))   # clamp |
 
 
 @st.composite
-def warp(draw) -> Warp:
-    op = any_of(draw, ("shfl", "vote", "match", "redux", "activemask", "barwarp"))
+def warp(draw, op: str | None = None) -> Warp:
+    op = op or any_of(draw, ("shfl", "vote", "match", "redux", "activemask", "barwarp"))
     if op == "shfl":
         mode = draw(pick(("bfly", "up", "down", "idx")))
         lane = draw(ints(-1, 31))
@@ -128,6 +129,24 @@ def warp(draw) -> Warp:
                                         ("xor", "b32"))))
         return Warp("redux", mode, t, (draw(reg("r")), draw(reg("r"))), (int(tiled),))
     return Warp(op, "", "b32", (draw(reg("r")),))
+
+
+@st.composite
+def partial_warp(draw) -> PartialWarp:
+    """A warp operation for the first k lanes of each warp. Only forms whose result is defined
+    with lanes missing: votes, match, redux, activemask, and shfl.idx from a lane inside the mask
+    (any other shuffle may read a lane that does not take part)."""
+    k = draw(ints(1, 31))
+    op = any_of(draw, ("shfl", "vote", "match", "redux", "activemask"))
+    if op == "shfl":
+        regs = (draw(reg("r")), draw(reg("r")), 0)
+        if draw(BOOL):
+            regs += (draw(reg("p")),)
+        return PartialWarp(k, Warp("shfl", "idx", "b32", regs, (draw(ints(0, 30)), 0x1F)))
+    w = draw(warp(op))
+    if w.imm:                             # never tiled: the mask is the partial one
+        w = Warp(w.op, w.mode, w.type, w.regs, (0,) * len(w.imm), w.negs)
+    return PartialWarp(k, w)
 
 
 @st.composite
