@@ -6,8 +6,9 @@ run on (`arrive`, the producer side of a producer/consumer pair). It
 completes when
 
 * a thread count was given (by any participant; they must agree): the
-  arrivals reach it, counted per warp as the ISA counts them (a warp counts
-  as 32 threads, so each thread of a partial last warp weighs 32/population);
+  arrivals reach it, counted per warp as the ISA counts them: a warp waiting
+  at the barrier counts as 32 threads once all its non-exited threads wait
+  there (a `bar.arrive` thread of a partial last warp weighs 32/population);
 * no count was given: every non-exited thread of the CTA waits at it or has
   arrived at it in this phase.
 
@@ -75,7 +76,15 @@ def status(b, bid: int) -> tuple[np.ndarray, ...]:
     expected count (0: all non-exited threads), complete?)."""
     at = b.waiting & (b.bar_id == bid)
     cta = b.cta_slot
-    weighted = np.bincount(cta[at], weights=b.warp_weight[at], minlength=b.n_ctas) + b.bar_arrived[:, bid]
+    # A warp arrives once all its non-exited threads wait here (§9.7.13.1: the instruction waits
+    # for the rest of the warp, then marks the warp's arrival); it counts as 32 threads.
+    nw = (b.geometry.threads_per_cta + WARP - 1) // WARP
+    warp = cta.astype(np.int64) * nw + b.warpid
+    live = np.bincount(warp[~b.exited], minlength=b.n_ctas * nw)
+    here = np.bincount(warp[at], minlength=b.n_ctas * nw)
+    whole = (here > 0) & (here == live)
+    weighted = WARP * np.bincount(np.arange(b.n_ctas * nw) // nw, weights=whole, minlength=b.n_ctas) \
+        + b.bar_arrived[:, bid]
     want = np.zeros(b.n_ctas, dtype=np.int64)
     if at.any():
         np.maximum.at(want, cta[at], b.bar_count[at])

@@ -282,8 +282,13 @@ class _Batch:
         uniq, inv, n_wait = np.unique(keys, return_inverse=True, return_counts=True)
         want = np.zeros(uniq.size, dtype=np.int64)
         np.maximum.at(want, inv, v["aux2"][waiting].astype(np.int64))
-        wkeys = np.unique(inv * 64 + (v["linear"][waiting] >> 5))          # distinct (barrier, warp)
-        warps_waiting = np.bincount(wkeys // 64, minlength=uniq.size)
+        # A warp arrives once all its non-exited threads wait at the barrier (PTX ISA §9.7.13.1:
+        # the instruction waits for the rest of the warp, then marks the warp's arrival).
+        wkeys, w_here = np.unique(inv * 64 + (v["linear"][waiting] >> 5), return_counts=True)
+        warp_all = self.cta_slot * 64 + (v["linear"] >> 5)
+        live_w = np.bincount(warp_all[state != L.State.EXITED], minlength=self.n_ctas * 64)
+        whole = w_here == live_w[(uniq[wkeys // 64] // 16) * 64 + wkeys % 64]
+        warps_waiting = np.bincount(wkeys[whole] // 64, minlength=uniq.size)
         arrived_threads = np.zeros(uniq.size, dtype=np.int64)
         arrived_warps = np.zeros(uniq.size, dtype=np.int64)
         for i, key in enumerate(uniq.tolist()):
