@@ -25,10 +25,11 @@ Rules (the interpreter's, which follow the ISA):
   ``.relu`` and ``.satfinite`` apply to f16/bf16 destinations.  NaN results: f32
   ``0x7fffffff``; f16/bf16 ``0x7fff``; f64 ``0xfff8000000000000`` from f32/f64 sources and
   ``0x7fffffffffffffff`` from f16/bf16 sources.
-* ``cvt.rna.tf32.f32``: round to 10 fraction bits, ties away from zero; NaN -> 0x7fffffff.
+* ``cvt.rna{.satfinite}.tf32.f32``: round to 10 fraction bits, ties away from zero; NaN ->
+  0x7fffffff; ``.satfinite`` clamps to MAX_NORM (infinities included).
 
 Everything is integer-bit code from :mod:`ptxvm.lift.cvt_bits` (no FPU rounding mode).
-Forms the interpreter cannot execute (fp8/fp6/fp4, ``.rs``, ``.satfinite`` tf32, ...) raise
+Forms the interpreter cannot execute (fp8/fp6/fp4, ``.rs``, ...) raise
 :class:`ptxvm.UnsupportedError` naming the instruction.
 """
 
@@ -91,9 +92,9 @@ def cvt(b: ir.IRBuilder, x: ir.Value, *, dst: str, src: str, rnd: str | None = N
 
     di, si = _int_info(dst), _int_info(src)
     if dst == "tf32":
-        if src != "f32" or rnd != "rna" or ftz or sat or relu or satfinite:
-            raise unsupported("is not supported (only cvt.rna.tf32.f32)")
-        return _tf32_rna(b, to_bits(b, x, F32))
+        if src != "f32" or rnd != "rna" or ftz or sat or relu:
+            raise unsupported("is not supported (only cvt.rna{.satfinite}.tf32.f32)")
+        return _tf32_rna(b, to_bits(b, x, F32), satfinite)
     if di is not None and si is not None:
         if rnd is not None or ftz or relu or satfinite:
             raise unsupported("has modifiers an integer conversion does not take")
@@ -294,10 +295,15 @@ def _f2f(b: ir.IRBuilder, bits, sf: Fmt, df: Fmt, rnd: str | None, *, ftz: bool,
     return out
 
 
-def _tf32_rna(b: ir.IRBuilder, u):
+def _tf32_rna(b: ir.IRBuilder, u, satfinite: bool = False):
     """Add half a tf32 ulp to the magnitude bits and clear the 13 dropped bits: ties go away
-    from zero and a carry moves into the exponent (up to infinity)."""
+    from zero and a carry moves into the exponent (up to infinity). ``.satfinite`` (§9.7.9.21):
+    a result beyond MAX_NORM (an infinite input too) is MAX_NORM 0x7F7FE000 with the sign kept."""
     i32 = ir.IntType(32)
     r = b.and_(b.add(u, ir.Constant(i32, 0x1000)), ir.Constant(i32, 0xFFFFE000))
+    if satfinite:
+        inf = b.icmp_unsigned(">=", b.and_(r, ir.Constant(i32, 0x7FFFFFFF)), ir.Constant(i32, 0x7F800000))
+        top = b.or_(b.and_(u, ir.Constant(i32, 0x80000000)), ir.Constant(i32, 0x7F7FE000))
+        r = b.select(inf, top, r)
     nan = b.icmp_unsigned(">", b.and_(u, ir.Constant(i32, 0x7FFFFFFF)), ir.Constant(i32, 0x7F800000))
     return b.select(nan, ir.Constant(i32, 0x7FFFFFFF), r)
