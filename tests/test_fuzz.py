@@ -257,7 +257,8 @@ def test_approx_records_are_compared_within_the_isa_bound() -> None:
 
 # ----------------------------------------------------------------------------- exclusions
 
-def _one(body: str, decl: str, inputs: list[tuple[str, str, int]], outputs: list[tuple[str, str]]) -> list[int]:
+def _one(body: str, decl: str, inputs: list[tuple[str, str, int]], outputs: list[tuple[str, str]],
+         device: str | None = None) -> list[int]:
     """Run ``body`` in one thread: registers loaded from, and stored to, u64 words."""
     lines = [".version 8.7", ".target sm_100", ".address_size 64",
              ".visible .entry k(.param .u64 pi, .param .u64 po)", "{", ".reg .b64 %ai, %ao;", decl,
@@ -268,7 +269,7 @@ def _one(body: str, decl: str, inputs: list[tuple[str, str, int]], outputs: list
     lines += ["ret;", "}"]
     a = np.array([v for _, _, v in inputs] + [0], dtype=np.uint64)
     o = np.zeros(len(outputs), dtype=np.uint64)
-    ptxvm.Module("\n".join(lines)).get_function("k")((1,), (1,), (a, o))
+    ptxvm.Module("\n".join(lines)).get_function("k")((1,), (1,), (a, o), device=device)
     return [int(x) for x in o]
 
 
@@ -290,13 +291,15 @@ FORMERLY_WRONG = [
 ]
 
 
+@pytest.mark.parametrize("device", ["interp", "cpu"])
 @pytest.mark.parametrize("what,body,inputs,outputs,expected", FORMERLY_WRONG,
                          ids=[k[0] for k in FORMERLY_WRONG])
-def test_formerly_wrong_forms_follow_the_isa(what, body, inputs, outputs, expected) -> None:
-    assert _one(body, R3, inputs, outputs) == expected
+def test_formerly_wrong_forms_follow_the_isa(what, body, inputs, outputs, expected, device) -> None:
+    assert _one(body, R3, inputs, outputs, device) == expected
 
 
-def test_f32x2_and_mixed_precision_against_numpy() -> None:
+@pytest.mark.parametrize("device", ["interp", "cpu"])
+def test_f32x2_and_mixed_precision_against_numpy(device) -> None:
     """Random finite operands: .f32x2 is two independent f32 operations (numpy float32 is IEEE
     round-to-nearest-even), mixed precision converts the f16 source exactly (numpy float16)."""
     rng = np.random.default_rng(11)
@@ -306,11 +309,12 @@ def test_f32x2_and_mixed_precision_against_numpy() -> None:
         pair = lambda lo, hi: int(np.array([lo, hi], np.float32).view(np.uint64)[0])
         for op, fn in (("add", np.add), ("sub", np.subtract), ("mul", np.multiply)):
             got = _one(f"{op}.rn.f32x2 %d2, %d0, %d1;", R3,
-                       [("%d0", "b64", pair(x[0], x[1])), ("%d1", "b64", pair(x[2], x[3]))], [("%d2", "b64")])
+                       [("%d0", "b64", pair(x[0], x[1])), ("%d1", "b64", pair(x[2], x[3]))], [("%d2", "b64")],
+                       device)
             assert got == [pair(fn(x[0], x[2]), fn(x[1], x[3]))], op
         got = _one("add.f32.f16 %r1, %h0, %r0;", R3,
                    [("%h0", "b16", int(np.array(h).view(np.uint16))), ("%r0", "b32", int(x[0].view(np.uint32)))],
-                   [("%r1", "b32")])
+                   [("%r1", "b32")], device)
         assert got == [int((np.float32(h) + x[0]).view(np.uint32))]
 
 

@@ -27,6 +27,9 @@ def _flags(ins: ptx.Instruction) -> dict:
 
 def lower_float(fl: FunctionLowering, ins: ptx.Instruction) -> None:
     t = ins.types[0]
+    if ins.opcode in ("add", "sub", "mul", "fma") and (
+            t.value == "f32x2" or (t is ScalarType.F32 and len(ins.types) == 2 and ins.types[1] in HALF[:2])):
+        return _lower_f32_split(fl, ins)
     if len(ins.types) > 1 or t not in (ScalarType.F32, ScalarType.F64, *HALF):
         raise fl.unsupported(ins, f"has no LLVM lowering for type combination {'.'.join(x.value for x in ins.types)}")
     if t in HALF:
@@ -66,6 +69,33 @@ def lower_float(fl: FunctionLowering, ins: ptx.Instruction) -> None:
     else:
         raise fl.unsupported(ins, "has no floating-point lowering yet")
     fl.write(d, t, r)
+
+
+def _lower_f32_split(fl: FunctionLowering, ins: ptx.Instruction) -> None:
+    """``.f32x2`` (§9.7.3: two independent f32 operations on the halves of .b64 registers,
+    element 0 in the low 32 bits) and mixed precision ``.f32.{f16,bf16}`` (§9.7.5: every
+    source but the last is half precision, converted exactly to f32, then one f32 operation)."""
+    from llvmlite import ir
+    from .. import cvt, fp
+    b = fl.b
+    op = ins.opcode
+    d, *src_ops = ins.operands
+    kw = dict(rnd=_rnd(ins), ftz="ftz" in ins.modifiers, sat="sat" in ins.modifiers)
+    emit = fp.ffma if op == "fma" else getattr(fp, "f" + op)
+    f32, i32, i64 = ir.FloatType(), ir.IntType(32), ir.IntType(64)
+    if ins.types[0].value == "f32x2":
+        b64 = ScalarType("b64")
+        srcs = [fl.read(o, b64) for o in src_ops]
+        halves = []
+        for shift in (0, 32):
+            xs = [b.bitcast(b.trunc(b.lshr(x, i64(shift)) if shift else x, i32), f32) for x in srcs]
+            halves.append(b.zext(b.bitcast(emit(b, *xs, **kw), i32), i64))
+        fl.write(d, b64, b.or_(halves[0], b.shl(halves[1], i64(32))))
+        return
+    half_t = ins.types[1]
+    xs = [cvt.cvt(b, fl.read(o, half_t), dst="f32", src=half_t.value) if k < len(src_ops) - 1
+          else fl.read(o, ScalarType.F32) for k, o in enumerate(src_ops)]
+    fl.write(d, ScalarType.F32, emit(b, *xs, **kw))
 
 
 def _lower_half(fl: FunctionLowering, ins: ptx.Instruction, t: ScalarType) -> None:
