@@ -326,8 +326,6 @@ REFUSED = [
     ("cvt.rz.ue8m0x2.f32", "cvt.rz.ue8m0x2.f32 %h0, %r0, %r1;"),
     ("ex2.approx.f16", "ex2.approx.f16 %h1, %h0;"),
     ("tanh.approx.bf16x2", "tanh.approx.bf16x2 %r1, %r0;"),
-    ("max.xorsign.abs.f32", "max.xorsign.abs.f32 %r2, %r0, %r1;"),
-    ("min.f32 with three sources", "min.f32 %r3, %r0, %r1, %r2;"),
     ("lop3.or.b32 d|p", "lop3.or.b32 %r3|%p0, %r0, %r1, %r2, 0x80, %p1;"),
 ]
 

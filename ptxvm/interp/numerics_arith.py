@@ -314,17 +314,60 @@ def _minmax(a, b, ftz, nan, want_min):
     return np.where(an & bn & ~np.bool_(nan), quiet64(a), r).astype(F64)
 
 
-def fmin(a, b, ftz=False, nan=False):
-    """PTX ``min{.ftz}{.NaN}.f32`` / ``min.f64``.  A NaN operand is ignored (the
+def _minmax_f32_ext(a, b, c, ftz, nan, abs_, xorsign, want_min):
+    """The ``.abs``, ``.xorsign.abs`` and three-input f32 forms, per the Semantics block
+    of PTX ISA 9.0 §9.7.3.11 (min) / §9.7.3.12 (max):
+
+        if (.xorsign && !isPresent(c)) xorsign = getSignBit(a) ^ getSignBit(b);
+        if (.abs) { a = |a|; b = |b|; if (isPresent(c)) c = |c|; }
+        d = two_inputs_min(d, a, b);
+        if (isPresent(c)) d = two_inputs_min(d, d, c);
+        if (.xorsign && !isPresent(c) && !isNaN(d)) setSignBit(d, xorsign);
+
+    ``two_inputs_min`` is the two-operand rule of :func:`fmin` (.NaN: any NaN -> NaN,
+    else a NaN operand is ignored; -0.0 < +0.0).  The sign for .xorsign is taken from
+    the operands before .abs ("considers the sign bit of both inputs before applying
+    .abs"), NaN operands included; "if the result is NaN then .xorsign and .abs are
+    ignored": a NaN result is the canonical 0x7fffffff.  ``.ftz`` flushes subnormal
+    inputs to sign-preserving zero first (a result is one of the inputs, so it is
+    never subnormal)."""
+    xs = (a, b) if c is None else (a, b, c)
+    dt, xs = prep(*xs, ftz=ftz)
+    if dt != F32:
+        raise TypeError("min/max .abs, .xorsign.abs and three inputs are .f32 forms only")
+    sign_m = np.uint32(0x80000000)
+    if xorsign:
+        if c is not None:
+            raise ValueError(".xorsign cannot be specified for the three-input min/max")
+        sign = (as_bits(xs[0]) ^ as_bits(xs[1])) & sign_m
+    if abs_:
+        xs = [from_bits(as_bits(x) & ~sign_m, F32) for x in xs]
+    r = _minmax(xs[0], xs[1], False, nan, want_min)
+    if c is not None:
+        r = _minmax(r, xs[2], False, nan, want_min)
+    if xorsign:
+        rb = as_bits(r)
+        r = np.where(np.isnan(r), r, from_bits((rb & ~sign_m) | sign, F32))
+    return np.asarray(r, dtype=F32)
+
+
+def fmin(a, b, ftz=False, nan=False, *, c=None, abs_=False, xorsign=False):
+    """PTX ``min{.ftz}{.NaN}{.xorsign.abs}.f32 d, a, b``, ``min{.ftz}{.NaN}{.abs}.f32
+    d, a, b, c`` (``c``) and ``min.f64``.  A NaN operand is ignored (the
     other operand is returned); both NaN -> NaN (f32 canonical 0x7fffffff, f64 the
     quieted first operand); with ``.NaN`` any NaN operand gives the canonical NaN.
-    -0.0 is treated as less than +0.0 (so min(+0, -0) = -0 in either order)."""
+    -0.0 is treated as less than +0.0 (so min(+0, -0) = -0 in either order).
+    ``abs_``/``xorsign``/``c``: see :func:`_minmax_f32_ext` (§9.7.3.11)."""
+    if c is not None or abs_ or xorsign:
+        return _minmax_f32_ext(a, b, c, ftz, nan, abs_, xorsign, True)
     return _minmax(a, b, ftz, nan, True)
 
 
-def fmax(a, b, ftz=False, nan=False):
-    """PTX ``max{.ftz}{.NaN}.f32`` / ``max.f64``; mirror of :func:`fmin`
-    (+0.0 is greater than -0.0)."""
+def fmax(a, b, ftz=False, nan=False, *, c=None, abs_=False, xorsign=False):
+    """PTX ``max{.ftz}{.NaN}{.xorsign.abs}.f32``, the three-input ``max{.ftz}{.NaN}{.abs}.f32``
+    and ``max.f64``; mirror of :func:`fmin` (+0.0 is greater than -0.0; §9.7.3.12)."""
+    if c is not None or abs_ or xorsign:
+        return _minmax_f32_ext(a, b, c, ftz, nan, abs_, xorsign, False)
     return _minmax(a, b, ftz, nan, False)
 
 

@@ -57,14 +57,50 @@ def _minmax(b: ir.IRBuilder, x: ir.Value, y: ir.Value, ftz: bool, nan: bool, wan
     return b.select(both, quiet(b, x), r)
 
 
-def fmin(b: ir.IRBuilder, x: ir.Value, y: ir.Value, *, ftz: bool = False, nan: bool = False) -> ir.Value:
+def _minmax_ext(b: ir.IRBuilder, x: ir.Value, y: ir.Value, z: ir.Value | None, ftz: bool, nan: bool,
+                abs_: bool, xorsign: bool, want_min: bool) -> ir.Value:
+    """``.abs``, ``.xorsign.abs`` and three-input f32 min/max, the Semantics block of PTX ISA 9.0
+    §9.7.3.11-12: xorsign = sign(a) ^ sign(b) taken before ``.abs``; ``.abs`` clears the operands'
+    sign bits; d = two_inputs(a, b), then d = two_inputs(d, c); a non-NaN d gets the xorsign sign
+    bit (a NaN d stays the canonical 0x7fffffff).  Same as ``numerics_arith._minmax_f32_ext``."""
+    what = "min" if want_min else "max"
+    fmt = _pair(what, x, y)
+    if fmt is not FMT32 or (z is not None and fmt_of(z, what) is not fmt):
+        raise UnsupportedError(f"{what}: .abs, .xorsign.abs and three inputs are .f32 forms only")
+    if xorsign and z is not None:
+        raise UnsupportedError(f"{what}: .xorsign cannot be specified for three inputs")
+    xs = [ftz_in(b, v, ftz) for v in ((x, y) if z is None else (x, y, z))]
+    sign = ic(fmt.ity, fmt.sign)
+    if xorsign:
+        xsign = b.and_(b.xor(to_bits(b, xs[0]), to_bits(b, xs[1])), sign)
+    if abs_:
+        xs = [from_bits(b, b.and_(to_bits(b, v), ic(fmt.ity, ~fmt.sign)), fmt) for v in xs]
+    r = _minmax(b, xs[0], xs[1], False, nan, want_min)
+    if z is not None:
+        r = _minmax(b, r, xs[2], False, nan, want_min)
+    if xorsign:
+        signed = from_bits(b, b.or_(b.and_(to_bits(b, r), ic(fmt.ity, ~fmt.sign)), xsign), fmt)
+        r = b.select(is_nan(b, r), r, signed)
+    return r
+
+
+def fmin(b: ir.IRBuilder, x: ir.Value, y: ir.Value, z: ir.Value | None = None, *, ftz: bool = False,
+         nan: bool = False, abs_: bool = False, xorsign: bool = False) -> ir.Value:
     """``min{.ftz}{.NaN}.f32`` / ``min.f64``: a NaN operand is ignored; both NaN -> NaN (f32
-    0x7fffffff, f64 the quieted first operand); ``.NaN``: any NaN -> canonical NaN."""
+    0x7fffffff, f64 the quieted first operand); ``.NaN``: any NaN -> canonical NaN.
+    ``min{.ftz}{.NaN}{.xorsign.abs}.f32 d, a, b`` and ``min{.ftz}{.NaN}{.abs}.f32 d, a, b, c``
+    (``z``): see :func:`_minmax_ext` (§9.7.3.11)."""
+    if z is not None or abs_ or xorsign:
+        return _minmax_ext(b, x, y, z, ftz, nan, abs_, xorsign, True)
     return _minmax(b, x, y, ftz, nan, True)
 
 
-def fmax(b: ir.IRBuilder, x: ir.Value, y: ir.Value, *, ftz: bool = False, nan: bool = False) -> ir.Value:
-    """``max{.ftz}{.NaN}.f32`` / ``max.f64``; mirror of :func:`fmin` (+0 > -0)."""
+def fmax(b: ir.IRBuilder, x: ir.Value, y: ir.Value, z: ir.Value | None = None, *, ftz: bool = False,
+         nan: bool = False, abs_: bool = False, xorsign: bool = False) -> ir.Value:
+    """``max{.ftz}{.NaN}{.xorsign.abs}.f32`` / three-input ``max{.ftz}{.NaN}{.abs}.f32`` /
+    ``max.f64``; mirror of :func:`fmin` (+0 > -0; §9.7.3.12)."""
+    if z is not None or abs_ or xorsign:
+        return _minmax_ext(b, x, y, z, ftz, nan, abs_, xorsign, False)
     return _minmax(b, x, y, ftz, nan, False)
 
 

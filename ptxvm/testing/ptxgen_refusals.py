@@ -29,8 +29,6 @@ def interp_refuses(v: Variant, combo: tuple[str, ...]) -> str | None:
             return f"cvt ({form}) is not executable yet"
     if op in ("ex2", "tanh") and t[0] in ("f16", "bf16", "f16x2", "bf16x2"):
         return f"{op}.approx on half types is not executable yet"
-    if op in ("min", "max") and t[0] == "f32" and ("abs" in combo or len(v.operands) == 4):
-        return f"{op}.f32 with .xorsign.abs, .abs or three sources is not executable yet"
     if op == "lop3" and form == "boolop":
         return "lop3.BoolOp.b32 d|p: the interpreter cannot write the d|p pair"
     return None

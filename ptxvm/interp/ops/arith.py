@@ -250,9 +250,17 @@ def _minmax(fn_i, fn_f, model=None):
             relu = ins.has("relu")
             return _binary(ctx, ins, lambda a, b: model(a, b, t.value, relu)), 0, -1
         if t.kind == "f":
-            if t.value not in _HALF_TYPES and (ins.has("xorsign") or ins.has("abs") or len(ins.operands) > 3):
-                raise ctx.unsupported(ins, "(.xorsign.abs / .abs / three-input f32 forms) is not executable yet")
             nan = ins.has("NaN")
+            n_src = len(ins.operands) - 1
+            if t.value not in _HALF_TYPES and (ins.has("xorsign") or ins.has("abs") or n_src > 2):
+                # min{.ftz}{.NaN}{.xorsign.abs}.f32 d, a, b and min{.ftz}{.NaN}{.abs}.f32 d, a, b, c
+                # (PTX ISA 9.0 §9.7.3.11-12): .xorsign needs .abs and two sources
+                if t.value != "f32" or (ins.has("xorsign") and (not ins.has("abs") or n_src > 2)):
+                    raise ctx.unsupported(ins, "is not a form of §9.7.3.11-12 (.xorsign needs .abs and two "
+                                               "sources; .abs and three sources are .f32 only)")
+                ext = {"abs_": ins.has("abs"), "xorsign": ins.has("xorsign")}
+                return _binary(ctx, ins, None, lambda *v, rnd, ftz, sat: fn_f(
+                    v[0], v[1], ftz=ftz, nan=nan, c=v[2] if len(v) > 2 else None, **ext), n_src=n_src), 0, -1
             return _binary(ctx, ins, None, lambda a, b, rnd, ftz, sat: fn_f(a, b, ftz=ftz, nan=nan)), 0, -1
         return _binary(ctx, ins, fn_i), 0, -1
     return build

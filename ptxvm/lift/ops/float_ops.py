@@ -59,9 +59,17 @@ def lower_float(fl: FunctionLowering, ins: ptx.Instruction) -> None:
     elif op in _UNARY_APPROX:
         r = getattr(fp, _UNARY_APPROX[op])(b, *srcs, ftz=ftz)
     elif op in ("min", "max"):
+        # min/max{.ftz}{.NaN}{.xorsign.abs}.f32 d, a, b and min/max{.ftz}{.NaN}{.abs}.f32 d, a, b, c
+        # (§9.7.3.11-12); the plain forms keep their lowering
+        ext = {}
         if len(srcs) != 2 or "xorsign" in ins.modifiers or "abs" in ins.modifiers:
-            raise fl.unsupported(ins, "(three-input or .xorsign.abs min/max) has no LLVM lowering yet")
-        r = (fp.fmin if op == "min" else fp.fmax)(b, *srcs, ftz=ftz, nan="NaN" in ins.modifiers)
+            xorsign = "xorsign" in ins.modifiers
+            if t is not ScalarType.F32 or len(srcs) > 3 or (xorsign and ("abs" not in ins.modifiers
+                                                                          or len(srcs) > 2)):
+                raise fl.unsupported(ins, "is not a form of §9.7.3.11-12 (.xorsign needs .abs and two "
+                                          "sources; .abs and three sources are .f32 only)")
+            ext = {"abs_": "abs" in ins.modifiers, "xorsign": xorsign}
+        r = (fp.fmin if op == "min" else fp.fmax)(b, *srcs, ftz=ftz, nan="NaN" in ins.modifiers, **ext)
     elif op in ("abs", "neg"):
         r = (fp.fabs if op == "abs" else fp.fneg)(b, *srcs, ftz=ftz)
     elif op == "copysign":
