@@ -1,4 +1,4 @@
-"""f32 min/max with .abs / .xorsign.abs / three sources,
+"""f32 min/max with .abs / .xorsign.abs / three sources, and cvt.{rn,rz}{.satfinite}{.relu}.tf32.f32,
 on both executors against an independent bit-level model written from the PTX ISA text.
 
 min/max (PTX ISA 9.0 §9.7.3.11-12, Semantics):
@@ -9,6 +9,12 @@ min/max (PTX ISA 9.0 §9.7.3.11-12, Semantics):
   two_inputs: with .NaN any NaN input gives NaN, without it a NaN input is ignored (both NaN: NaN);
   -0.0 < +0.0; .ftz flushes subnormal inputs to sign-preserving zero.  NaN results are the f32
   canonical NaN 0x7FFFFFFF.
+
+cvt to tf32 (§9.7.9.21; §5.2.5.1 for the format): the .b32 result is an f32 bit pattern with the low
+13 bits zero (sign, exponent, 10 fraction bits); .rn ties to even, .rz truncates; .satfinite: a
+magnitude above MAX_NORM (0x7F7FE000), infinities included, gives MAX_NORM with the sign kept;
+.relu: a negative result gives +0.0 (-0.0 too, as for f16/bf16 destinations); a NaN gives the
+canonical NaN of that layout, 0x7FFFE000.
 
 The model below works on Python ints and struct-decoded floats only (no ptxvm code).
 """
@@ -236,3 +242,86 @@ def test_minmax_hand_worked(device) -> None:
         m = model_minmax(op, a, b, c if three else None, ftz="ftz" in mods, nan="NaN" in mods,
                          abs_="abs" in mods, xorsign="xorsign" in mods)
         assert m == want, (body, hex(m), hex(want))
+
+
+# --------------------------------------------------------------------------- cvt tf32 model
+
+TF32_NAN = 0x7FFFE000
+TF32_MAX = 0x7F7FE000
+
+
+def model_tf32(x: int, rnd: str, relu=False, satfinite=False) -> int:
+    if _isnan(x):
+        return TF32_NAN
+    sign, mag = x & SIGN, x & 0x7FFFFFFF
+    keep, low = mag & ~0x1FFF, mag & 0x1FFF
+    if rnd == "rn" and (low > 0x1000 or (low == 0x1000 and (keep >> 13) & 1)):
+        keep += 0x2000                       # may carry into the exponent, up to infinity
+    if satfinite and mag > TF32_MAX:         # |input| > MAX_NORM (infinity too)
+        keep = TF32_MAX
+    d = sign | keep
+    if relu and sign:
+        d = 0
+    return d
+
+
+TF32_VALS = [
+    0x00000000, 0x80000000, _bits(1.0), _bits(-1.0),
+    0x3F801000, 0x3F803000, 0x3F800FFF, 0x3F801001, 0xBF801000, 0xBF803000,   # ties / near ties
+    0x7F7FE000, 0x7F7FEFFF, 0x7F7FF000, 0x7F7FFFFF, 0xFF7FF000, 0xFF7FFFFF,   # around MAX_NORM
+    0x7F800000, 0xFF800000, 0x7FC00000, 0xFFC00001, 0x7F800001, 0x7FFFFFFF,   # inf, NaN
+    0x00000001, 0x00001000, 0x00003000, 0x00001001, 0x807FFFFF, 0x007FF000,   # subnormals
+    _bits(3.14159265), _bits(-1e-30), _bits(65504.0), _bits(1e30),
+]
+
+
+def _tf32_forms():
+    forms = []
+    for rnd, sf, relu in itertools.product(("rn", "rz"), (False, True), (False, True)):
+        mods = (".satfinite" if sf else "") + (".relu" if relu else "")
+        forms.append((f"cvt.{rnd}{mods}.tf32.f32 %r9, %r0;", dict(rnd=rnd, satfinite=sf, relu=relu)))
+    return forms
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_cvt_tf32_rn_rz_match_model(device) -> None:
+    import random
+    rng = random.Random(11)
+    xs = TF32_VALS + [rng.getrandbits(32) for _ in range(300)]
+    forms = _tf32_forms()
+    got = _run([f[0] for f in forms], [(x, 0, 0) for x in xs], device)
+    for x, row in zip(xs, got):
+        for (body, kw), r in zip(forms, row):
+            want = model_tf32(x, **kw)
+            assert r == want, (body, hex(x), hex(r), hex(want))
+            assert r & 0x1FFF == 0, (body, hex(x), hex(r))          # the tf32 register layout
+
+
+TF32_HAND = [
+    ("cvt.rn.tf32.f32 %r9, %r0;", 0x3F801000, 0x3F800000),            # tie, even stays
+    ("cvt.rn.tf32.f32 %r9, %r0;", 0x3F803000, 0x3F804000),            # tie, odd rounds up
+    ("cvt.rn.tf32.f32 %r9, %r0;", 0xBF803000, 0xBF804000),
+    ("cvt.rz.tf32.f32 %r9, %r0;", 0x3F803FFF, 0x3F802000),
+    ("cvt.rn.tf32.f32 %r9, %r0;", 0x7F7FF000, 0x7F800000),            # tie above MAX_NORM -> inf
+    ("cvt.rn.satfinite.tf32.f32 %r9, %r0;", 0x7F7FF000, TF32_MAX),
+    ("cvt.rz.satfinite.tf32.f32 %r9, %r0;", 0xFF800000, 0xFF7FE000),
+    ("cvt.rz.tf32.f32 %r9, %r0;", 0xFF800000, 0xFF800000),
+    ("cvt.rn.relu.tf32.f32 %r9, %r0;", _bits(-1.0), 0x00000000),
+    ("cvt.rn.relu.tf32.f32 %r9, %r0;", 0x80000000, 0x00000000),
+    ("cvt.rz.satfinite.relu.tf32.f32 %r9, %r0;", 0xFF800000, 0x00000000),
+    ("cvt.rn.relu.tf32.f32 %r9, %r0;", 0xFFC00001, TF32_NAN),
+    ("cvt.rz.satfinite.tf32.f32 %r9, %r0;", 0x7F800001, TF32_NAN),
+    ("cvt.rn.tf32.f32 %r9, %r0;", 0x00001000, 0x00000000),            # subnormal tie to even (0)
+    ("cvt.rn.tf32.f32 %r9, %r0;", 0x00003000, 0x00004000),
+    ("cvt.rn.tf32.f32 %r9, %r0;", 0x007FF000, 0x00800000),            # carries into the exponent
+]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_cvt_tf32_hand_worked(device) -> None:
+    got = _run([h[0] for h in TF32_HAND], [(h[1], 0, 0) for h in TF32_HAND], device)
+    for k, (body, x, want) in enumerate(TF32_HAND):
+        r = got[k][k]
+        assert r == want, (body, hex(x), hex(r), hex(want))
+        mods = body.split()[0].split(".")
+        assert model_tf32(x, mods[1], relu="relu" in mods, satfinite="satfinite" in mods) == want, body

@@ -319,7 +319,6 @@ def test_f32x2_and_mixed_precision_against_numpy(device) -> None:
 
 
 REFUSED = [
-    ("cvt.rn.tf32.f32", "cvt.rn.tf32.f32 %r1, %r0;"),
     ("cvt.rn.satfinite.e4m3x2.f32", "cvt.rn.satfinite.e4m3x2.f32 %h0, %r0, %r1;"),
     ("cvt.rn.f16x2.e4m3x2", "cvt.rn.f16x2.e4m3x2 %r0, %h0;"),
     ("cvt.rs.f16x2.f32", "cvt.rs.f16x2.f32 %r2, %r0, %r1, %r3;"),

@@ -327,8 +327,8 @@ def test_bits_type_to_float_reads_as_unsigned(src, dst, rnd):
     ("cvt.rn.relu.f32.f64", "f64", "f32"),           # .relu: f16/bf16 (and tf32, fp8...) destinations only
     ("cvt.rn.satfinite.f32.f64", "f64", "f32"),
     ("cvt.relu.f64.f32", "f32", "f64"),
-    ("cvt.rn.relu.tf32.f32", "f32", "b32"),          # .rn/.rz tf32: not executable yet
-    ("cvt.rz.satfinite.tf32.f32", "f32", "b32"),
+    ("cvt.rna.relu.tf32.f32", "f32", "b32"),         # tf32: .relu only with .rn/.rz (§9.7.9.21)
+    ("cvt.rm.tf32.f32", "f32", "b32"),               # tf32: .rna/.rn/.rz only
 ])
 def test_modifiers_not_applied_are_refused(instr, src, dst):
     with pytest.raises(ptxvm.UnsupportedError, match="cvt"):

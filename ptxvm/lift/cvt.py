@@ -5,7 +5,7 @@ Public emitters (conventions of :mod:`ptxvm.lift`: f32 ``float``, f64 ``double``
 
 ``cvt(b, x, *, dst, src, rnd=None, ftz=False, sat=False, relu=False, satfinite=False)``
     Every scalar form: int<->int, float->int, int->float, float<->float among
-    f16 bf16 f32 f64, and ``cvt.rna.tf32.f32`` (result: ``i32`` bits).
+    f16 bf16 f32 f64, and ``cvt.{rna,rn,rz}.tf32.f32`` (result: ``i32`` bits).
 ``cvt_pack_x2(b, a, b2, *, dst, rnd="rn", relu=False, satfinite=False) -> i32``
     ``cvt.rn{.relu}{.satfinite}.{f16x2,bf16x2}.f32 d, a, b``: ``a`` goes to the UPPER half
     of ``d`` and ``b`` to the lower half (the ISA's operand order).
@@ -27,6 +27,8 @@ Rules (the interpreter's, which follow the ISA):
   ``0x7fffffffffffffff`` from f16/bf16 sources.
 * ``cvt.rna{.satfinite}.tf32.f32``: round to 10 fraction bits, ties away from zero; NaN ->
   0x7fffffff; ``.satfinite`` clamps to MAX_NORM (infinities included).
+* ``cvt.{rn,rz}{.satfinite}{.relu}.tf32.f32``: ties to even / toward zero, low 13 bits zero;
+  NaN -> 0x7fffe000 (the canonical NaN in that layout); ``.relu``: negative -> +0.0.
 
 Everything is integer-bit code from :mod:`ptxvm.lift.cvt_bits` (no FPU rounding mode).
 Forms the interpreter cannot execute (fp8/fp6/fp4, ``.rs``, ...) raise
@@ -92,9 +94,13 @@ def cvt(b: ir.IRBuilder, x: ir.Value, *, dst: str, src: str, rnd: str | None = N
 
     di, si = _int_info(dst), _int_info(src)
     if dst == "tf32":
-        if src != "f32" or rnd != "rna" or ftz or sat or relu:
-            raise unsupported("is not supported (only cvt.rna{.satfinite}.tf32.f32)")
-        return _tf32_rna(b, to_bits(b, x, F32), satfinite)
+        # cvt.rna{.satfinite}.tf32.f32 and cvt.{rn,rz}{.satfinite}{.relu}.tf32.f32 (§9.7.9.21)
+        if src != "f32" or rnd not in ("rna", "rn", "rz") or (rnd == "rna" and relu) or ftz or sat:
+            raise unsupported("is not a tf32 form of §9.7.9.21 (cvt.rna{.satfinite}.tf32.f32, "
+                              "cvt.{rn,rz}{.satfinite}{.relu}.tf32.f32)")
+        if rnd == "rna":
+            return _tf32_rna(b, to_bits(b, x, F32), satfinite)
+        return _tf32_rn_rz(b, to_bits(b, x, F32), rnd, relu, satfinite)
     if di is not None and si is not None:
         if rnd is not None or ftz or relu or satfinite:
             raise unsupported("has modifiers an integer conversion does not take")
@@ -293,6 +299,32 @@ def _f2f(b: ir.IRBuilder, bits, sf: Fmt, df: Fmt, rnd: str | None, *, ftz: bool,
     if ftz and df is F32:
         out = flush_subnormal(b, out, df)
     return out
+
+
+def _tf32_rn_rz(b: ir.IRBuilder, u, rnd: str, relu: bool = False, satfinite: bool = False):
+    """``cvt.{rn,rz}{.satfinite}{.relu}.tf32.f32`` (§9.7.9.21), as the interpreter's
+    ``_tf32_rn_rz``: the result is an f32 bit pattern with the low 13 bits zero; .rn rounds the
+    magnitude to 10 fraction bits with ties to even (carrying up to infinity), .rz truncates; a
+    NaN gives the canonical tf32 NaN 0x7FFFE000; .satfinite: a magnitude above MAX_NORM
+    (0x7F7FE000), infinities included, gives MAX_NORM with the sign kept; .relu: a negative
+    result (and -0.0) gives +0.0."""
+    i32 = ir.IntType(32)
+
+    def k(v: int) -> ir.Constant:
+        return ir.Constant(i32, v)
+    sign = b.and_(u, k(0x80000000))
+    mag = b.and_(u, k(0x7FFFFFFF))
+    if rnd == "rn":
+        odd = b.and_(b.lshr(mag, k(13)), k(1))
+        mag_r = b.and_(b.add(b.add(mag, k(0x0FFF)), odd), k(0xFFFFE000))
+    else:
+        mag_r = b.and_(mag, k(0xFFFFE000))
+    if satfinite:
+        mag_r = b.select(b.icmp_unsigned(">", mag, k(0x7F7FE000)), k(0x7F7FE000), mag_r)
+    r = b.or_(sign, mag_r)
+    if relu:
+        r = b.select(b.icmp_unsigned("!=", sign, k(0)), k(0), r)
+    return b.select(b.icmp_unsigned(">", mag, k(0x7F800000)), k(0x7FFFE000), r)
 
 
 def _tf32_rna(b: ir.IRBuilder, u, satfinite: bool = False):

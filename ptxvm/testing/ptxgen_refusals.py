@@ -22,8 +22,6 @@ def interp_refuses(v: Variant, combo: tuple[str, ...]) -> str | None:
     """Why the interpreter refuses or crashes on this template, or None."""
     op, form, t = v.opcode, v.form, v.types
     if op == "cvt":
-        if form == "tf32" and "rna" not in combo:
-            return "cvt.{rn,rz}{.relu}{.satfinite}.tf32.f32: only cvt.rna{.satfinite}.tf32.f32 executes"
         if form in ("pack-x2-rs", "fp8-from-f32", "fp8-from-half", "half-from-fp8", "ue8m0-from-f32",
                     "bf16x2-from-ue8m0"):
             return f"cvt ({form}) is not executable yet"

@@ -106,9 +106,14 @@ def scalar_cvt(dst_t: ScalarType, src_t: ScalarType, rnd: str | None = None, *, 
     if dk in "sub" and sk in "sub":
         return lambda x: _int_to_int(x, src_t, dst_t, sat)
     if d == "tf32":
-        if s_ != "f32" or rnd != "rna" or relu or ftz or sat:
-            raise CvtRefused("is not executable yet (only cvt.rna{.satfinite}.tf32.f32)")
-        fn = (lambda x: _tf32_rna(x, satfinite=True)) if satfinite else _tf32_rna
+        # cvt.rna{.satfinite}.tf32.f32 and cvt.{rn,rz}{.satfinite}{.relu}.tf32.f32 (§9.7.9.21)
+        if s_ != "f32" or rnd not in ("rna", "rn", "rz") or (rnd == "rna" and relu) or ftz or sat:
+            raise CvtRefused("is not a tf32 form of §9.7.9.21 (cvt.rna{.satfinite}.tf32.f32, "
+                             "cvt.{rn,rz}{.satfinite}{.relu}.tf32.f32)")
+        if rnd == "rna":
+            fn = (lambda x: _tf32_rna(x, satfinite=True)) if satfinite else _tf32_rna
+        else:
+            fn = lambda x: _tf32_rn_rz(x, rnd, relu=relu, satfinite=satfinite)
     elif (relu or satfinite) and not (d in _HALF and sk == "f"):
         raise CvtRefused("is not executable: .relu/.satfinite apply to a float -> f16/bf16 conversion")
     elif s_ in _HALF or d in _HALF:
@@ -145,6 +150,42 @@ def _tf32_rna(x: np.ndarray, satfinite: bool = False) -> np.ndarray:
         r = np.where(inf, (r & np.uint32(0x80000000)) | np.uint32(0x7F7FE000), r)
     nan = (u & np.uint32(0x7FFFFFFF)) > np.uint32(0x7F800000)
     return np.where(nan, np.uint32(0x7FFFFFFF), r)
+
+
+TF32_NAN = 0x7FFFE000        # canonical NaN in the tf32 register layout (see _tf32_rn_rz)
+TF32_MAX_NORM = 0x7F7FE000   # largest finite tf32: f32's top exponent, 10 fraction bits set
+
+
+def _tf32_rn_rz(x: np.ndarray, rnd: str, relu: bool = False, satfinite: bool = False) -> np.ndarray:
+    """`cvt.{rn,rz}{.satfinite}{.relu}.tf32.f32` (PTX ISA 9.0 §9.7.9.21, sm_90+).
+
+    The result register (.b32, §9.7.9.21 "For .tf32 instruction type, operand d has .b32
+    type") holds the value as an f32 bit pattern whose low 13 bits are zero: sign, the
+    8-bit exponent and 10 fraction bits (§5.2.5.1: tf32 has f32's range and >= 10 bits of
+    precision).  .rn rounds the magnitude to 10 fraction bits, ties to even (a carry moves
+    into the exponent, up to infinity); .rz truncates.  f32 subnormals stay subnormal (same
+    exponent range).  A NaN input gives the canonical NaN in this layout, 0x7FFFE000 (the
+    f32 canonical NaN 0x7FFFFFFF with the 13 low bits cleared; .relu: "NaN results are
+    converted to canonical NaN", .satfinite: "the result is NaN in the destination format").
+    .satfinite: an input whose magnitude exceeds MAX_NORM (0x7F7FE000), infinities included,
+    gives MAX_NORM with the input's sign.  .relu: "clamps the result to 0 if negative"
+    (negative results and -0.0 give +0.0, as for the f16/bf16 destinations)."""
+    u = x.view(np.uint32)
+    sign = u & np.uint32(0x80000000)
+    mag = u & np.uint32(0x7FFFFFFF)
+    if rnd == "rn":
+        odd = (mag >> np.uint32(13)) & np.uint32(1)
+        mag_r = (mag + np.uint32(0x0FFF) + odd) & np.uint32(0xFFFFE000)
+    elif rnd == "rz":
+        mag_r = mag & np.uint32(0xFFFFE000)
+    else:
+        raise ValueError(f"cvt.tf32.f32: rounding .{rnd} is not .rn or .rz")
+    if satfinite:
+        mag_r = np.where(mag > np.uint32(TF32_MAX_NORM), np.uint32(TF32_MAX_NORM), mag_r)
+    r = sign | mag_r
+    if relu:
+        r = np.where(sign != 0, np.uint32(0), r)
+    return np.where(mag > np.uint32(0x7F800000), np.uint32(TF32_NAN), r).astype(np.uint32)
 
 
 def _half_cvt(d, s_, rnd, ftz, sat, relu, satfinite):
