@@ -13,8 +13,9 @@ min/max (PTX ISA 9.0 §9.7.3.11-12, Semantics):
 cvt to tf32 (§9.7.9.21; §5.2.5.1 for the format): the .b32 result is an f32 bit pattern with the low
 13 bits zero (sign, exponent, 10 fraction bits); .rn ties to even, .rz truncates; .satfinite: a
 magnitude above MAX_NORM (0x7F7FE000), infinities included, gives MAX_NORM with the sign kept;
-.relu: a negative result gives +0.0 (-0.0 too, as for f16/bf16 destinations); a NaN gives the
-canonical NaN of that layout, 0x7FFFE000.
+.relu: a negative result gives +0.0 (-0.0 too, as for f16/bf16 destinations); a NaN gives
+0x7FFFFFFF, the f32 canonical NaN, as cvt.rna does (the ISA leaves the tf32 register layout
+implementation defined, §5.2.5.1; one NaN for every tf32 form is the project's choice).
 
 The model below works on Python ints and struct-decoded floats only (no ptxvm code).
 """
@@ -246,7 +247,7 @@ def test_minmax_hand_worked(device) -> None:
 
 # --------------------------------------------------------------------------- cvt tf32 model
 
-TF32_NAN = 0x7FFFE000
+TF32_NAN = 0x7FFFFFFF
 TF32_MAX = 0x7F7FE000
 
 
@@ -294,7 +295,7 @@ def test_cvt_tf32_rn_rz_match_model(device) -> None:
         for (body, kw), r in zip(forms, row):
             want = model_tf32(x, **kw)
             assert r == want, (body, hex(x), hex(r), hex(want))
-            assert r & 0x1FFF == 0, (body, hex(x), hex(r))          # the tf32 register layout
+            assert r & 0x1FFF == 0 or r == TF32_NAN, (body, hex(x), hex(r))   # the tf32 layout
 
 
 TF32_HAND = [

@@ -28,7 +28,7 @@ Rules (the interpreter's, which follow the ISA):
 * ``cvt.rna{.satfinite}.tf32.f32``: round to 10 fraction bits, ties away from zero; NaN ->
   0x7fffffff; ``.satfinite`` clamps to MAX_NORM (infinities included).
 * ``cvt.{rn,rz}{.satfinite}{.relu}.tf32.f32``: ties to even / toward zero, low 13 bits zero;
-  NaN -> 0x7fffe000 (the canonical NaN in that layout); ``.relu``: negative -> +0.0.
+  NaN -> 0x7fffffff (as ``.rna``); ``.relu``: negative -> +0.0.
 
 Everything is integer-bit code from :mod:`ptxvm.lift.cvt_bits` (no FPU rounding mode).
 Forms the interpreter cannot execute (fp8/fp6/fp4, ``.rs``, ...) raise
@@ -305,7 +305,7 @@ def _tf32_rn_rz(b: ir.IRBuilder, u, rnd: str, relu: bool = False, satfinite: boo
     """``cvt.{rn,rz}{.satfinite}{.relu}.tf32.f32`` (§9.7.9.21), as the interpreter's
     ``_tf32_rn_rz``: the result is an f32 bit pattern with the low 13 bits zero; .rn rounds the
     magnitude to 10 fraction bits with ties to even (carrying up to infinity), .rz truncates; a
-    NaN gives the canonical tf32 NaN 0x7FFFE000; .satfinite: a magnitude above MAX_NORM
+    NaN gives 0x7FFFFFFF (as .rna); .satfinite: a magnitude above MAX_NORM
     (0x7F7FE000), infinities included, gives MAX_NORM with the sign kept; .relu: a negative
     result (and -0.0) gives +0.0."""
     i32 = ir.IntType(32)
@@ -324,7 +324,7 @@ def _tf32_rn_rz(b: ir.IRBuilder, u, rnd: str, relu: bool = False, satfinite: boo
     r = b.or_(sign, mag_r)
     if relu:
         r = b.select(b.icmp_unsigned("!=", sign, k(0)), k(0), r)
-    return b.select(b.icmp_unsigned(">", mag, k(0x7F800000)), k(0x7FFFE000), r)
+    return b.select(b.icmp_unsigned(">", mag, k(0x7F800000)), k(0x7FFFFFFF), r)
 
 
 def _tf32_rna(b: ir.IRBuilder, u, satfinite: bool = False):

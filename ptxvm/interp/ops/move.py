@@ -152,7 +152,7 @@ def _tf32_rna(x: np.ndarray, satfinite: bool = False) -> np.ndarray:
     return np.where(nan, np.uint32(0x7FFFFFFF), r)
 
 
-TF32_NAN = 0x7FFFE000        # canonical NaN in the tf32 register layout (see _tf32_rn_rz)
+TF32_NAN = 0x7FFFFFFF        # NaN result of every tf32 cvt: the f32 canonical NaN (see _tf32_rn_rz)
 TF32_MAX_NORM = 0x7F7FE000   # largest finite tf32: f32's top exponent, 10 fraction bits set
 
 
@@ -164,9 +164,10 @@ def _tf32_rn_rz(x: np.ndarray, rnd: str, relu: bool = False, satfinite: bool = F
     8-bit exponent and 10 fraction bits (§5.2.5.1: tf32 has f32's range and >= 10 bits of
     precision).  .rn rounds the magnitude to 10 fraction bits, ties to even (a carry moves
     into the exponent, up to infinity); .rz truncates.  f32 subnormals stay subnormal (same
-    exponent range).  A NaN input gives the canonical NaN in this layout, 0x7FFFE000 (the
-    f32 canonical NaN 0x7FFFFFFF with the 13 low bits cleared; .relu: "NaN results are
-    converted to canonical NaN", .satfinite: "the result is NaN in the destination format").
+    exponent range).  A NaN input gives 0x7FFFFFFF, the f32 canonical NaN, as cvt.rna does
+    (.relu: "NaN results are converted to canonical NaN", .satfinite: "the result is NaN in
+    the destination format"; the ISA leaves the tf32 register layout implementation defined,
+    §5.2.5.1, so which NaN bits hardware writes is unverified: one value for every tf32 form).
     .satfinite: an input whose magnitude exceeds MAX_NORM (0x7F7FE000), infinities included,
     gives MAX_NORM with the input's sign.  .relu: "clamps the result to 0 if negative"
     (negative results and -0.0 give +0.0, as for the f16/bf16 destinations)."""
