@@ -1,4 +1,6 @@
-"""A counted barrier counts a warp once all its non-exited threads wait there (PTX ISA 9.0
+"""Warps at barriers and warp instructions, as the fuzzer's partial-mask warp operations found them.
+
+A counted barrier counts a warp once all its non-exited threads wait there (PTX ISA 9.0
 §9.7.13.1: `bar.sync` makes the executing thread wait for the rest of its warp, then marks the
 warp's arrival; counts are in whole warps).
 
@@ -59,3 +61,54 @@ def test_counted_barrier_waits_for_the_whole_warp(device) -> None:
     ptxvm.Module(PTX)["k"](1, 64, [out], device=device)
     t = np.arange(64)
     np.testing.assert_array_equal(out, (3 * ((t + 1) % 64) + 1).astype(np.uint32))
+
+
+LOCKSTEP = """.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 out, .param .u64 flags)
+{
+  .shared .align 4 .b32 sh[32];
+  .reg .b32 %r<8>;
+  .reg .b64 %rd<6>;
+  .reg .pred %p<4>;
+  ld.param.u64 %rd1, [out];
+  ld.param.u64 %rd4, [flags];
+  mov.u32 %r1, %tid.x;
+  mul.wide.u32 %rd2, %r1, 4;
+  add.s64 %rd5, %rd4, %rd2;
+  ld.global.u32 %r6, [%rd5];
+  setp.ne.u32 %p0, %r6, 0;
+  add.u32 %r0, %r1, 1;
+  mov.u32 %r7, 2;
+LOOP:
+  setp.ge.u32 %p1, %r1, 19;
+  @%p1 bra PART;
+  redux.sync.add.u32 %r0, %r0, 524287;
+PART:
+  @%p0 bra SKIP;
+  ld.volatile.shared.u32 %r2, [sh];
+SKIP:
+  sub.u32 %r7, %r7, 1;
+  setp.ne.u32 %p2, %r7, 0;
+  @%p2 bra.uni LOOP;
+  add.s64 %rd3, %rd1, %rd2;
+  st.global.u32 [%rd3], %r0;
+  ret;
+}
+"""
+
+
+@pytest.mark.parametrize("device", ["interp", "cpu"])
+def test_partial_redux_waits_for_lanes_held_at_a_volatile_access(device) -> None:
+    """Fuzzer finding: lanes 0..18 reduce twice in a loop; between the reductions some lanes
+    take a divergent path through a volatile shared load (a lockstep point on the JIT) while
+    the others go round the loop to the second reduction. The second reduction must still
+    combine all 19 lanes: lanes 0..18 hold S = 1 + ... + 19 after the first and 19 * S after
+    the second; lanes 19..31 keep t + 1."""
+    flags = np.array([t % 3 == 0 for t in range(32)], np.uint32)
+    out = np.zeros(32, np.uint32)
+    ptxvm.Module(LOCKSTEP)["k"](1, 32, [out, flags], device=device)
+    first = sum(t + 1 for t in range(19))                  # every lane of the first redux gets it
+    want = [(19 * first) % 2**32 if t < 19 else t + 1 for t in range(32)]
+    assert out.tolist() == want

@@ -229,7 +229,8 @@ class _Batch:
     def _release_warps(self, lanes: np.ndarray) -> bool:
         v = self.view
         warp = self.cta_slot[lanes] * self.nwarps + (v["linear"][lanes] >> 5)
-        site = v["site"][lanes]
+        # Lockstep points (aux 1) go before warp instructions, as in host._release_warps_ir.
+        site = v["site"][lanes].astype(np.int64) + np.where(v["aux"][lanes] == 1, 0, 1 << 30)
         order = np.lexsort((site, warp))
         lanes, warp, site = lanes[order], warp[order], site[order]
         first = np.ones(lanes.size, dtype=bool)

@@ -318,7 +318,7 @@ class HostHooks(TargetHooks):
         legacy warp-synchronous code (no __syncwarp) sees lockstep execution as on the
         interpreter and pre-Volta GPUs."""
         if fl.is_kernel:
-            self.warp_exchange(fl, ins, [])
+            self.warp_exchange(fl, ins, [], lockstep=True)
 
     def barrier(self, fl, ins, barrier_id, count, *, arrive=False, reduce=None):
         b = fl.b
@@ -336,13 +336,16 @@ class HostHooks(TargetHooks):
             return b.trunc(got, I32)
         return b.icmp_unsigned("!=", got, I64(0))
 
-    def warp_exchange(self, fl, ins, values):
+    def warp_exchange(self, fl, ins, values, lockstep: bool = False):
         b = fl.b
         site = fl.ml.site(fl, ins)
         if len(values) > L.OUT_SLOTS:
             raise fl.unsupported(ins, "publishes too many values for one warp exchange")
         for i, v in enumerate(values):
             b.store(v, self.thr(fl, L.T_OUT + 8 * i, I64))
+        # T_AUX tells the release which stops are lockstep points (they go first, see
+        # _release_warps_ir) and which are warp instructions.
+        b.store(I32(1 if lockstep else 0), self.thr(fl, L.T_AUX, I32))
         self.stop(fl, L.State.WARP, site, ins)
         mask = b.trunc(b.load(self.thr(fl, L.T_IN, I64)), I32)
         linear = b.load(self.thr(fl, L.T_LINEAR, I32))
@@ -908,7 +911,12 @@ def _loop(fn: ir.Function, b: ir.IRBuilder, count: ir.Value, body, name: str) ->
 def _release_warps_ir(fn: ir.Function, b: ir.IRBuilder, base, stride, first, tpc, site_slot, mask_slot) -> None:
     """Per warp of the CTA: the lanes stopped at the lowest warp-exchange site take part (as the
     executor's ``_release_warps``): their published values go to the warp's exchange snapshot,
-    each gets the participation mask, and they become runnable."""
+    each gets the participation mask, and they become runnable.
+
+    Lockstep points (volatile shared accesses) go before warp instructions: lanes held there
+    may still have to reach a warp instruction that lanes which ran round a loop already wait
+    at (the interpreter runs the lowest PC first, so those lanes never ran ahead; a fuzzer
+    finding). The key is the site, plus 2^30 for a warp instruction."""
     nwarps = b.udiv(b.add(tpc, I64(31)), I64(32))
     lane0 = b.gep(base, [b.mul(first, stride)])
     cta = b.inttoptr(b.load(_field(b, lane0, L.T_CTA, I64)), I8P)
@@ -926,7 +934,7 @@ def _release_warps_ir(fn: ir.Function, b: ir.IRBuilder, base, stride, first, tpc
             t, thr = lane_thr(w, lane)
             at = b.and_(b.icmp_unsigned("<", t, tpc),
                         b.icmp_unsigned("==", b.load(_field(b, thr, L.T_STATE, I32)), I32(L.State.WARP)))
-            site = b.select(at, b.load(_field(b, thr, L.T_SITE, I32)), I32(0x7FFFFFFF))
+            site = b.select(at, _warp_key(b, thr), I32(0x7FFFFFFF))
             cur = b.load(site_slot)
             b.store(b.select(b.icmp_signed("<", site, cur), site, cur), site_slot)
 
@@ -934,9 +942,8 @@ def _release_warps_ir(fn: ir.Function, b: ir.IRBuilder, base, stride, first, tpc
             t, thr = lane_thr(w, lane)
             inb = b.icmp_unsigned("<", t, tpc)
             st = b.load(_field(b, thr, L.T_STATE, I32))
-            site = b.load(_field(b, thr, L.T_SITE, I32))
             hit = b.and_(inb, b.and_(b.icmp_unsigned("==", st, I32(L.State.WARP)),
-                                     b.icmp_unsigned("==", site, b.load(site_slot))))
+                                     b.icmp_unsigned("==", _warp_key(b, thr), b.load(site_slot))))
             b.store(b.or_(b.load(mask_slot), b.select(hit, b.shl(I64(1), lane), I64(0))), mask_slot)
 
         def release(lane):
@@ -959,6 +966,13 @@ def _release_warps_ir(fn: ir.Function, b: ir.IRBuilder, base, stride, first, tpc
         _loop(fn, b, I64(32), release, "wrel")
 
     _loop(fn, b, nwarps, per_warp, "warps")
+
+
+def _warp_key(b: ir.IRBuilder, thr) -> ir.Value:
+    """Release order of a lane stopped at a warp exchange: its site, lockstep points first."""
+    lockstep = b.icmp_unsigned("==", b.load(_field(b, thr, L.T_AUX, I32)), I32(1))
+    site = b.load(_field(b, thr, L.T_SITE, I32))
+    return b.select(lockstep, site, b.add(site, I32(1 << 30)))
 
 
 def add_driver(llmod: ir.Module, kernel: ir.Function, name: str = "ptxvm_run") -> ir.Function:
