@@ -112,3 +112,54 @@ def test_partial_redux_waits_for_lanes_held_at_a_volatile_access(device) -> None
     first = sum(t + 1 for t in range(19))                  # every lane of the first redux gets it
     want = [(19 * first) % 2**32 if t < 19 else t + 1 for t in range(32)]
     assert out.tolist() == want
+
+
+AHEAD = """.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 out)
+{
+  .reg .b32 %r<8>;
+  .reg .b64 %rd<4>;
+  .reg .pred %p<4>;
+  ld.param.u64 %rd1, [out];
+  mov.u32 %r1, %laneid;
+  mov.u32 %r0, 0;
+  mov.u32 %r7, 2;
+LOOP:
+  setp.ge.u32 %p1, %r1, 2;
+  @%p1 bra PART1;
+  activemask.b32 %r0;
+PART1:
+  setp.ge.u32 %p2, %r1, 1;
+  @%p2 bra PART2;
+  vote.sync.any.pred %p3, %p2, 1;
+  MASKED
+PART2:
+  sub.u32 %r7, %r7, 1;
+  setp.ne.u32 %p0, %r7, 0;
+  @%p0 bra.uni LOOP;
+  mov.u32 %r2, %tid.x;
+  mul.wide.u32 %rd2, %r2, 4;
+  add.s64 %rd3, %rd1, %rd2;
+  st.global.u32 [%rd3], %r0;
+  ret;
+}
+"""
+
+
+@pytest.mark.parametrize("device", ["interp", "cpu"])
+@pytest.mark.parametrize("second", ["activemask", "redux"])
+def test_lanes_run_ahead_wait_for_the_membermask(device, second) -> None:
+    """Fuzzer finding: lane 0 stops at a vote of its own (membermask 1) while lane 1 goes round
+    the loop to the next `activemask` / `redux.sync` with membermask 3. Lane 0 must take part in
+    that one too: the vote (its membermask complete) runs first, then both lanes meet. The
+    interpreter's order (lowest PC first) gives activemask 0b11 in lanes 0 and 1, and redux
+    over lanes 0 and 1 of their lane ids plus one: 1 + 2."""
+    body = AHEAD
+    if second == "redux":
+        body = body.replace("activemask.b32 %r0;", "add.u32 %r6, %r1, 1;\n  redux.sync.add.u32 %r0, %r6, 3;")
+    body = body.replace("  MASKED\n", "")
+    out = np.zeros(32, np.uint32)
+    ptxvm.Module(body)["k"](1, 32, [out], device=device)
+    assert out.tolist()[:2] == [3, 3] and not out[2:].any()

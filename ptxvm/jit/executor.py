@@ -227,10 +227,34 @@ class _Batch:
         return released
 
     def _release_warps(self, lanes: np.ndarray) -> bool:
+        """Per warp, release the lanes stopped at one warp-exchange site, chosen as the generated
+        driver chooses (host._release_warps_ir): a lockstep point first, then a warp instruction
+        whose membermask lanes are all there, then one without a membermask, then the lowest."""
         v = self.view
         warp = self.cta_slot[lanes] * self.nwarps + (v["linear"][lanes] >> 5)
-        # Lockstep points (aux 1) go before warp instructions, as in host._release_warps_ir.
-        site = v["site"][lanes].astype(np.int64) + np.where(v["aux"][lanes] == 1, 0, 1 << 30)
+        aux = v["aux"][lanes]
+        site0 = v["site"][lanes].astype(np.int64)
+        # Per (warp, site): the lanes there and the union of their membermasks.
+        ws, inv = np.unique(warp * (1 << 32) + site0, return_inverse=True)
+        bit = np.uint64(1) << (v["linear"][lanes] & 31).astype(np.uint64)
+        present = np.zeros(ws.size, dtype=np.uint64)
+        np.bitwise_or.at(present, inv, bit)
+        masked = aux == 2
+        required = np.zeros(ws.size, dtype=np.uint64)
+        np.bitwise_or.at(required, inv[masked], v["aux2"][lanes][masked].astype(np.uint64))
+        has_mask = np.zeros(ws.size, dtype=bool)
+        has_mask[inv[masked]] = True
+        state = v["state"]
+        all_warp = self.cta_slot * self.nwarps + (v["linear"] >> 5)
+        live_t = np.nonzero(state != L.State.EXITED)[0]
+        live = np.zeros(self.n_ctas * self.nwarps, dtype=np.uint64)
+        np.bitwise_or.at(live, all_warp[live_t], np.uint64(1) << (v["linear"][live_t] & 31).astype(np.uint64))
+        missing = required & live[ws >> 32] & ~present
+        cls = np.where(has_mask, np.where(missing == 0, 1, 3), 2)
+        lockstep = np.zeros(ws.size, dtype=bool)
+        lockstep[inv[aux == 1]] = True
+        cls = np.where(lockstep, 0, cls)
+        site = (cls[inv] << 28) | site0
         order = np.lexsort((site, warp))
         lanes, warp, site = lanes[order], warp[order], site[order]
         first = np.ones(lanes.size, dtype=bool)

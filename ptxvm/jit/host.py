@@ -343,9 +343,12 @@ class HostHooks(TargetHooks):
             raise fl.unsupported(ins, "publishes too many values for one warp exchange")
         for i, v in enumerate(values):
             b.store(v, self.thr(fl, L.T_OUT + 8 * i, I64))
-        # T_AUX tells the release which stops are lockstep points (they go first, see
-        # _release_warps_ir) and which are warp instructions.
-        b.store(I32(1 if lockstep else 0), self.thr(fl, L.T_AUX, I32))
+        # For the release (_release_warps_ir): T_AUX 1 = a lockstep point, 2 = a warp instruction
+        # with its membermask in T_AUX2, 0 = one without (activemask).
+        member = None if lockstep else _membermask(ins)
+        if member is not None:
+            b.store(fl.read(member, ScalarType.B32), self.thr(fl, L.T_AUX2, I32))
+        b.store(I32(1 if lockstep else 2 if member is not None else 0), self.thr(fl, L.T_AUX, I32))
         self.stop(fl, L.State.WARP, site, ins)
         mask = b.trunc(b.load(self.thr(fl, L.T_IN, I64)), I32)
         linear = b.load(self.thr(fl, L.T_LINEAR, I32))
@@ -908,15 +911,17 @@ def _loop(fn: ir.Function, b: ir.IRBuilder, count: ir.Value, body, name: str) ->
     b.position_at_end(done)
 
 
-def _release_warps_ir(fn: ir.Function, b: ir.IRBuilder, base, stride, first, tpc, site_slot, mask_slot) -> None:
-    """Per warp of the CTA: the lanes stopped at the lowest warp-exchange site take part (as the
+def _release_warps_ir(fn: ir.Function, b: ir.IRBuilder, base, stride, first, tpc, slots) -> None:
+    """Per warp of the CTA: the lanes stopped at one warp-exchange site take part (as the
     executor's ``_release_warps``): their published values go to the warp's exchange snapshot,
     each gets the participation mask, and they become runnable.
 
-    Lockstep points (volatile shared accesses) go before warp instructions: lanes held there
-    may still have to reach a warp instruction that lanes which ran round a loop already wait
-    at (the interpreter runs the lowest PC first, so those lanes never ran ahead; a fuzzer
-    finding). The key is the site, plus 2^30 for a warp instruction."""
+    Which site, when the warp's lanes wait at several (lanes run ahead of each other between
+    stops, where the interpreter runs the lowest PC first): a lockstep point (volatile shared
+    access) first; then a warp instruction whose membermask lanes are all there; then one
+    without a membermask (activemask); then the lowest site. Lanes a membermask names that wait
+    elsewhere must move first, or the instruction would run without them (fuzzer findings)."""
+    site_slot, mask_slot, max_slot, live_slot, pres_slot, req_slot = slots
     nwarps = b.udiv(b.add(tpc, I64(31)), I64(32))
     lane0 = b.gep(base, [b.mul(first, stride)])
     cta = b.inttoptr(b.load(_field(b, lane0, L.T_CTA, I64)), I8P)
@@ -924,30 +929,81 @@ def _release_warps_ir(fn: ir.Function, b: ir.IRBuilder, base, stride, first, tpc
 
     def lane_thr(w, lane):
         t = b.add(b.mul(w, I64(32)), lane)
-        return t, b.gep(base, [b.mul(b.add(first, t), stride)])
+        inb = b.icmp_unsigned("<", t, tpc)
+        # Lanes past the CTA's last thread read lane 0's record (never used), not past the array.
+        safe = b.select(inb, t, I64(0))
+        return t, inb, b.gep(base, [b.mul(b.add(first, safe), stride)])
+
+    def at_warp(inb, thr):
+        return b.and_(inb, b.icmp_unsigned("==", b.load(_field(b, thr, L.T_STATE, I32)), I32(L.State.WARP)))
 
     def per_warp(w):
         b.store(I32(0x7FFFFFFF), site_slot)
+        b.store(I32(-1), max_slot)
+        b.store(I64(0), live_slot)
         b.store(I64(0), mask_slot)
 
-        def find_min(lane):
-            t, thr = lane_thr(w, lane)
-            at = b.and_(b.icmp_unsigned("<", t, tpc),
-                        b.icmp_unsigned("==", b.load(_field(b, thr, L.T_STATE, I32)), I32(L.State.WARP)))
-            site = b.select(at, _warp_key(b, thr), I32(0x7FFFFFFF))
-            cur = b.load(site_slot)
-            b.store(b.select(b.icmp_signed("<", site, cur), site, cur), site_slot)
+        def scan(lane):
+            t, inb, thr = lane_thr(w, lane)
+            live = b.and_(inb, b.icmp_unsigned("!=", b.load(_field(b, thr, L.T_STATE, I32)), I32(L.State.EXITED)))
+            b.store(b.or_(b.load(live_slot), b.shl(b.zext(live, I64), lane)), live_slot)
+            at = at_warp(inb, thr)
+            key = _warp_key(b, thr)
+            lo, hi = b.load(site_slot), b.load(max_slot)
+            b.store(b.select(b.and_(at, b.icmp_signed("<", key, lo)), key, lo), site_slot)
+            b.store(b.select(b.and_(at, b.icmp_signed(">", key, hi)), key, hi), max_slot)
+
+        _loop(fn, b, I64(32), scan, "wscan")
+        lo = b.load(site_slot)
+        several = b.and_(b.icmp_signed("<", lo, b.load(max_slot)), b.icmp_signed(">=", lo, I32(1 << 30)))
+        pick, chosen = fn.append_basic_block("wpick"), fn.append_basic_block("wchosen")
+        b.cbranch(several, pick, chosen)
+        b.position_at_end(pick)
+        b.store(I32(0x7FFFFFFF), max_slot)              # now: the least (class << 28 | site)
+
+        def candidate(lane):
+            t, inb, thr = lane_thr(w, lane)
+            yes, no = fn.append_basic_block("wc_yes"), fn.append_basic_block("wc_no")
+            b.cbranch(at_warp(inb, thr), yes, no)
+            b.position_at_end(yes)
+            site = b.load(_field(b, thr, L.T_SITE, I32))
+            b.store(I64(0), pres_slot)
+            b.store(I64(0), req_slot)
+
+            def member(m):
+                _, inb2, thr2 = lane_thr(w, m)
+                here = b.and_(at_warp(inb2, thr2),
+                              b.icmp_unsigned("==", b.load(_field(b, thr2, L.T_SITE, I32)), site))
+                b.store(b.or_(b.load(pres_slot), b.shl(b.zext(here, I64), m)), pres_slot)
+                masked = b.and_(here, b.icmp_unsigned("==", b.load(_field(b, thr2, L.T_AUX, I32)), I32(2)))
+                need = b.or_(b.zext(b.load(_field(b, thr2, L.T_AUX2, I32)), I64), I64(1 << 32))
+                b.store(b.or_(b.load(req_slot), b.select(masked, need, I64(0))), req_slot)
+
+            _loop(fn, b, I64(32), member, "wmem")
+            req = b.load(req_slot)
+            has_mask = b.icmp_unsigned("!=", b.lshr(req, I64(32)), I64(0))
+            missing = b.and_(b.and_(req, b.load(live_slot)), b.xor(b.load(pres_slot), I64(-1)))
+            complete = b.icmp_unsigned("==", b.and_(missing, I64(0xFFFFFFFF)), I64(0))
+            cls = b.select(has_mask, b.select(complete, I32(1), I32(3)), I32(2))
+            ckey = b.or_(b.shl(cls, I32(28)), site)
+            cur = b.load(max_slot)
+            b.store(b.select(b.icmp_signed("<", ckey, cur), ckey, cur), max_slot)
+            b.branch(no)
+            b.position_at_end(no)
+
+        _loop(fn, b, I64(32), candidate, "wcand")
+        best = b.and_(b.load(max_slot), I32((1 << 28) - 1))
+        b.store(b.add(best, I32(1 << 30)), site_slot)    # a warp instruction's key
+        b.branch(chosen)
+        b.position_at_end(chosen)
 
         def make_mask(lane):
-            t, thr = lane_thr(w, lane)
-            inb = b.icmp_unsigned("<", t, tpc)
-            st = b.load(_field(b, thr, L.T_STATE, I32))
-            hit = b.and_(inb, b.and_(b.icmp_unsigned("==", st, I32(L.State.WARP)),
-                                     b.icmp_unsigned("==", _warp_key(b, thr), b.load(site_slot))))
+            t, inb, thr = lane_thr(w, lane)
+            hit = b.and_(at_warp(inb, thr), b.icmp_unsigned("==", _warp_key(b, thr), b.load(site_slot)))
             b.store(b.or_(b.load(mask_slot), b.select(hit, b.shl(I64(1), lane), I64(0))), mask_slot)
 
         def release(lane):
-            t, thr = lane_thr(w, lane)
+            t, inb, thr = lane_thr(w, lane)
             mask = b.load(mask_slot)
             hit = b.trunc(b.lshr(mask, lane), ir.IntType(1))
             yes, no = fn.append_basic_block("wr_yes"), fn.append_basic_block("wr_no")
@@ -961,11 +1017,19 @@ def _release_warps_ir(fn: ir.Function, b: ir.IRBuilder, base, stride, first, tpc
             b.branch(no)
             b.position_at_end(no)
 
-        _loop(fn, b, I64(32), find_min, "wmin")
         _loop(fn, b, I64(32), make_mask, "wmask")
         _loop(fn, b, I64(32), release, "wrel")
 
     _loop(fn, b, nwarps, per_warp, "warps")
+
+
+def _membermask(ins: ptx.Instruction):
+    """The membermask operand of a warp instruction (shfl.sync: the fifth operand; vote, match,
+    redux: the third; bar.warp.sync: the only one), or None (activemask)."""
+    index = {"shfl": 4, "vote": 2, "match": 2, "redux.sync": 2, "bar.warp.sync": 0}.get(ins.opcode)
+    if index is None or len(ins.operands) <= index:
+        return None
+    return ins.operands[index]
 
 
 def _warp_key(b: ir.IRBuilder, thr) -> ir.Value:
@@ -998,7 +1062,8 @@ def add_driver(llmod: ir.Module, kernel: ir.Function, name: str = "ptxvm_run") -
     ld = lambda slot: b.load(b.gep(ctx, [I64(slot)]))  # noqa: E731
     tpc = b.mul(b.mul(ld(L.X_NTID), ld(L.X_NTID + 1)), ld(L.X_NTID + 2))
     nctas = b.udiv(n, tpc)
-    site_slot, mask_slot = b.alloca(I32), b.alloca(I64)      # scratch of the warp release (entry: no stack growth)
+    # Scratch of the warp release, in the entry block (no stack growth per round).
+    warp_slots = (b.alloca(I32), b.alloca(I64), b.alloca(I32), b.alloca(I64), b.alloca(I64), b.alloca(I64))
     b.branch(blocks["cta_head"])
 
     b.position_at_end(blocks["cta_head"])
@@ -1110,7 +1175,7 @@ def add_driver(llmod: ir.Module, kernel: ir.Function, name: str = "ptxvm_run") -
     b.position_at_end(bar_or_next)
     b.cbranch(can, blocks["release"], blocks["cta_next"])
     b.position_at_end(warp_blk)
-    _release_warps_ir(fn, b, base, stride, first, tpc, site_slot, mask_slot)
+    _release_warps_ir(fn, b, base, stride, first, tpc, warp_slots)
     released.add_incoming(I1(0), b.block)
     b.branch(blocks["round"])
 
