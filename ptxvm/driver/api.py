@@ -5,8 +5,10 @@
     k((blocks,), (threads,), (x, y, out, np.int32(n)))          # CuPy style
     k[blocks, threads](x, y, out, n)                            # numba style
 
-numpy arrays are passed by reference: they are copied to device memory for
-the launch and their final contents copied back (also after a fault).
+numpy arrays are passed by reference: after the launch (also after a fault) they hold the
+kernel's writes. The interpreter works on a writable array in place; the JIT, and an argument
+that overlaps another one, get a device copy that is copied back. A read-only array is an
+input: a kernel write to it is a LaunchError.
 """
 
 from __future__ import annotations
