@@ -13,6 +13,7 @@ a reminder to drop the exclusion in ``ptxgen_refusals`` and fuzz the form.
 
 from __future__ import annotations
 
+import os
 import re
 import warnings
 from collections import Counter
@@ -74,9 +75,16 @@ def test_generated_kernels_agree() -> None:
     _report_refusals(200)
 
 
+_PROGRESS = Counter()
+
+
 @settings(FUZZ, max_examples=5000)
 @given(kernels())
 def _agree_5000(gk: GeneratedKernel) -> None:
+    # PTXVM_FUZZ_PROGRESS=1 (with pytest -s) prints a line every 100 kernels of the long run.
+    _PROGRESS["n"] += 1
+    if _PROGRESS["n"] % 100 == 0 and os.environ.get("PTXVM_FUZZ_PROGRESS"):
+        print(f"fuzz: {_PROGRESS['n']} kernels", flush=True)
     _check(gk)
 
 
