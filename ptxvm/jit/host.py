@@ -954,6 +954,10 @@ def _release_warps_ir(fn: ir.Function, b: ir.IRBuilder, base, stride, first, tpc
             b.store(b.select(b.and_(at, b.icmp_signed(">", key, hi)), key, hi), max_slot)
 
         _loop(fn, b, I64(32), scan, "wscan")
+        # The lanes this warp has: a bound LLVM cannot fold, so the nested loops below stay loops
+        # (unrolled 32 x 32 they made code generation take minutes).
+        rest = b.sub(tpc, b.mul(w, I64(32)))
+        nl = b.select(b.icmp_unsigned("<", rest, I64(32)), rest, I64(32))
         lo = b.load(site_slot)
         several = b.and_(b.icmp_signed("<", lo, b.load(max_slot)), b.icmp_signed(">=", lo, I32(1 << 30)))
         pick, chosen = fn.append_basic_block("wpick"), fn.append_basic_block("wchosen")
@@ -979,7 +983,7 @@ def _release_warps_ir(fn: ir.Function, b: ir.IRBuilder, base, stride, first, tpc
                 need = b.or_(b.zext(b.load(_field(b, thr2, L.T_AUX2, I32)), I64), I64(1 << 32))
                 b.store(b.or_(b.load(req_slot), b.select(masked, need, I64(0))), req_slot)
 
-            _loop(fn, b, I64(32), member, "wmem")
+            _loop(fn, b, nl, member, "wmem")
             req = b.load(req_slot)
             has_mask = b.icmp_unsigned("!=", b.lshr(req, I64(32)), I64(0))
             missing = b.and_(b.and_(req, b.load(live_slot)), b.xor(b.load(pres_slot), I64(-1)))
@@ -991,7 +995,7 @@ def _release_warps_ir(fn: ir.Function, b: ir.IRBuilder, base, stride, first, tpc
             b.branch(no)
             b.position_at_end(no)
 
-        _loop(fn, b, I64(32), candidate, "wcand")
+        _loop(fn, b, nl, candidate, "wcand")
         best = b.and_(b.load(max_slot), I32((1 << 28) - 1))
         b.store(b.add(best, I32(1 << 30)), site_slot)    # a warp instruction's key
         b.branch(chosen)
