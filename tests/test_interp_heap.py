@@ -2,7 +2,8 @@
 (`.extern .func (.param .b64 func_retval0) malloc(.param .b64 malloc_param_0)`,
 `call.uni (retval0), malloc, (param0);`): device-heap blocks from the global allocator, bounds-
 checked like any allocation, alive across launches until freed; bad frees fault precisely.
-Expected values are computed in Python from what each thread writes."""
+Expected values are computed in Python from what each thread writes. Every case runs on the
+interpreter and on the host JIT (whose threads stop at the call for the executor's heap)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,12 @@ import pytest
 
 import ptxvm
 from ptxvm.interp import heap
+
+
+@pytest.fixture(autouse=True, params=["interp", "cpu"])
+def device(request, monkeypatch):
+    monkeypatch.setenv("PTXVM_DEVICE", request.param)
+    return request.param
 
 HEAD = """.version 8.0
 .target sm_80

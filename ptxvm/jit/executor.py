@@ -19,8 +19,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import DeadlockError, KernelFault, TrapError, WatchdogError, kernel_fault
+from ..interp import heap
 from ..interp.executor import LaunchStats, ModuleImage, layout
-from ..interp.memory import GLOBAL_BASE, LOCAL_BASE, SHARED_BASE, DeviceMemory
+from ..interp.memory import GLOBAL_BASE, LOCAL_BASE, SHARED_BASE, DeviceMemory, MemoryFault
 from ..interp.state import Geometry
 from ..ir import nodes as ptx
 from ..lift.module import LiftedModule, Site, lift_kernel
@@ -85,7 +86,27 @@ class _Launch:
                  dynamic_shared: int, max_steps: int) -> None:
         self.program, self.geometry, self.memory = program, geometry, memory
         self.params = np.ascontiguousarray(params, dtype=np.uint8)
-        live = [a for a in memory.allocations if not a.freed]
+        sym = program.symbols
+        names = program.lifted.symbols
+        self.symtab = np.array([sym.globals.get(n, sym.functions.get(n, 0)) for n in names] or [0],
+                               dtype=np.uint64)
+        self.ctx = np.zeros(L.CTX_SLOTS, dtype=np.uint64)
+        c = self.ctx
+        c[L.X_PARAMS] = self.params.ctypes.data
+        c[L.X_SYMBOLS] = self.symtab.ctypes.data
+        self.map_memory()
+        c[L.X_SHARED_SIZE], c[L.X_LOCAL_SIZE] = sym.shared_bytes, program.local_window
+        c[L.X_NTID:L.X_NTID + 3] = geometry.block
+        c[L.X_NCTAID:L.X_NCTAID + 3] = geometry.grid
+        c[L.X_BUDGET] = max_steps
+        c[L.X_DYN_SHARED] = dynamic_shared
+        c[L.X_PARAM_SIZE] = self.params.size
+
+
+    def map_memory(self) -> None:
+        """(Re)build the page table and allocation table the generated code checks accesses
+        against, from the live allocations (at the start, and after device malloc/free)."""
+        live = [a for a in self.memory.allocations if not a.freed]
         top = max((a.base + a.size for a in live), default=GLOBAL_BASE)
         npages = max((top - GLOBAL_BASE + (1 << L.PAGE_SHIFT) - 1) >> L.PAGE_SHIFT, 1)
         self.pages = np.full(npages, -1, dtype=np.int32)
@@ -95,21 +116,8 @@ class _Launch:
             last = (a.base + max(a.size, 1) - 1 - GLOBAL_BASE) >> L.PAGE_SHIFT
             self.pages[first:last + 1] = i
             self.allocs[i] = (a.base, a.base + a.size, a.data.ctypes.data, a.space == "const")
-        sym = program.symbols
-        names = program.lifted.symbols
-        self.symtab = np.array([sym.globals.get(n, sym.functions.get(n, 0)) for n in names] or [0],
-                               dtype=np.uint64)
-        self.ctx = np.zeros(L.CTX_SLOTS, dtype=np.uint64)
         c = self.ctx
-        c[L.X_PARAMS] = self.params.ctypes.data
-        c[L.X_PAGES], c[L.X_NPAGES] = self.pages.ctypes.data, npages
-        c[L.X_ALLOCS], c[L.X_SYMBOLS] = self.allocs.ctypes.data, self.symtab.ctypes.data
-        c[L.X_SHARED_SIZE], c[L.X_LOCAL_SIZE] = sym.shared_bytes, program.local_window
-        c[L.X_NTID:L.X_NTID + 3] = geometry.block
-        c[L.X_NCTAID:L.X_NCTAID + 3] = geometry.grid
-        c[L.X_BUDGET] = max_steps
-        c[L.X_DYN_SHARED] = dynamic_shared
-        c[L.X_PARAM_SIZE] = self.params.size
+        c[L.X_PAGES], c[L.X_NPAGES], c[L.X_ALLOCS] = self.pages.ctypes.data, npages, self.allocs.ctypes.data
 
 
 def run_kernel(program: JitProgram, geometry: Geometry, memory: DeviceMemory, params: np.ndarray,
@@ -200,6 +208,11 @@ class _Batch:
         busy = np.unique(self.cta_slot[yl] * self.nwarps + (v["linear"][yl] >> 5)) if yl.size else None
         if yl.size:
             state[yl] = L.State.RUNNABLE
+            released = True
+        hp = np.nonzero((state == L.State.MALLOC) | (state == L.State.FREE))[0]
+        if hp.size:
+            self._heap(hp, state)
+            state[hp] = L.State.RUNNABLE
             released = True
         pr = np.nonzero(state == L.State.PRINTF)[0]
         if pr.size:
@@ -430,6 +443,26 @@ class _Batch:
         func = read.cstring(int(out[3]), t)
         line = int(out[2]) & 0xFFFFFFFF
         return f"device-side assert failed: `{text}` in {func} at {where}:{line}"
+
+    def _heap(self, threads: np.ndarray, state: np.ndarray) -> None:
+        """Device malloc/free of the stopped threads, in thread order (as the interpreter's lane
+        order), then the page table remapped for the blocks that came or went."""
+        launch, out = self.launch, self.view["out"]
+        order = threads[np.argsort(self.cta_slot[threads] * self.tpc + self.view["linear"][threads], kind="stable")]
+        try:
+            for t in order:
+                operand = np.array([out[t, 0]], dtype=np.uint64)
+                if state[t] == L.State.MALLOC:
+                    out[t, 0] = heap.malloc(launch.memory, operand)[0]
+                else:
+                    try:
+                        heap.free(launch.memory, operand, np.array([t]))
+                    except MemoryFault as e:
+                        raise self._error(KernelFault, int(t), e.message, address=e.address, space=e.space) from None
+        finally:
+            launch.map_memory()
+            for slot in (L.X_PAGES, L.X_NPAGES, L.X_ALLOCS):
+                self.ctx[slot] = launch.ctx[slot]
 
     def _printf(self, threads: np.ndarray) -> None:
         from ..interp.ops.calls import _format

@@ -377,6 +377,19 @@ class HostHooks(TargetHooks):
                 buf = fl.param_buffer(rets[0].name)
                 b.store(I32(0), b.bitcast(buf, I32P))          # vprintf's result: 0
             return
+        if name in ("malloc", "free"):
+            # The device heap lives in Python (interp.heap, shared with the interpreter): the thread
+            # stops with its operand, the executor allocates or frees and remaps the page table.
+            a = args[0] if args else None
+            buf = fl.param_buffer(a.name) if isinstance(a, ptx.Symbol) else None
+            if buf is None:
+                raise fl.unsupported(ins, f"passes `{a}`, which is not a `.param` variable")
+            b.store(b.load(b.bitcast(buf, I64P)), self.thr(fl, L.T_OUT, I64))
+            self.stop(fl, L.State.MALLOC if name == "malloc" else L.State.FREE, fl.ml.site(fl, ins), ins)
+            if name == "malloc" and rets:
+                # after the resume: the return buffer is read by the ld.param that follows the call
+                b.store(b.load(self.thr(fl, L.T_OUT, I64)), b.bitcast(fl.param_buffer(rets[0].name), I64P))
+            return
         raise fl.unsupported(ins, f"calls `{name}`, which the host JIT does not provide yet")
 
     # ------------------------------------------------------------------ identity

@@ -59,6 +59,8 @@ class State:
     ARRIVE = 9
     BARRIER_RED = 11             # waiting at bar.red (the executor computes the reduction)
     YIELD = 10                   # a spinning thread gives others a turn (quantum, nanosleep)
+    MALLOC = 12                  # device malloc: size in T_OUT[0]; the executor answers there
+    FREE = 13                    # device free: pointer in T_OUT[0]
 
 
 class FaultKind:
