@@ -40,6 +40,10 @@ class AmdWarpView(WarpView):
             else:
                 self.slots.append(("u64", (b.trunc(v, I32), b.trunc(b.lshr(v, I64(32)), I32))))
 
+    def ballot(self, b: ir.IRBuilder, slot: int) -> ir.Value | None:
+        kind, parts = self.slots[slot]
+        return parts[0] if kind == "bit" else None     # the ballot of the published predicate
+
     def value(self, b: ir.IRBuilder, lane: ir.Value, slot: int) -> ir.Value:
         kind, parts = self.slots[slot]
         if kind == "bit":

@@ -147,3 +147,8 @@ class WarpView:
 
     def value(self, b: ir.IRBuilder, lane: ir.Value, slot: int) -> ir.Value:   # i64
         raise NotImplementedError
+
+    def ballot(self, b: ir.IRBuilder, slot: int) -> ir.Value | None:
+        """i32: bit ``l`` set when lane ``l`` took part and published a non-zero value in
+        ``slot``, when the target has that in one step (an AMD ballot); None: fold the lanes."""
+        return None

@@ -91,6 +91,10 @@ def _shfl(fl: FunctionLowering, ins: ptx.Instruction) -> None:
 
 
 def _ballot(fl: FunctionLowering, view, slot: int, members: ir.Value) -> ir.Value:
+    bits = view.ballot(fl.b, slot)
+    if bits is not None:
+        return fl.b.and_(bits, members)
+
     def step(b, lane, acc):
         on = b.and_(_bit(b, members, lane), b.icmp_unsigned("!=", view.value(b, lane, slot), I64(0)))
         return b.or_(acc, b.select(on, b.shl(I32(1), lane), I32(0)))

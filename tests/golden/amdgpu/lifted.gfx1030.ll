@@ -204,44 +204,27 @@ body:
   %".79" = call i32 @"llvm.amdgcn.ballot.i32"(i1 1)
   %".80" = call i32 @"llvm.amdgcn.ballot.i32"(i1 %".76")
   %".81" = and i32 %".79", 4294967295
-  br label %"lanes"
-lanes:
-  %".83" = phi  i32 [0, %"body"], [%".95", %"lanes"]
-  %".84" = phi  i32 [0, %"body"], [%".94", %"lanes"]
-  %".85" = lshr i32 %".81", %".83"
-  %".86" = trunc i32 %".85" to i1
-  %".87" = lshr i32 %".80", %".83"
-  %".88" = and i32 %".87", 1
-  %".89" = zext i32 %".88" to i64
-  %".90" = icmp ne i64 %".89", 0
-  %".91" = and i1 %".86", %".90"
-  %".92" = shl i32 1, %".83"
-  %".93" = select  i1 %".91", i32 %".92", i32 0
-  %".94" = or i32 %".84", %".93"
-  %".95" = add i32 %".83", 1
-  %".96" = icmp ult i32 %".95", 32
-  br i1 %".96", label %"lanes", label %"lanes_done"
-lanes_done:
-  store i32 %".94", i32 addrspace(5)* %"r5"
+  %".82" = and i32 %".80", %".81"
+  store i32 %".82", i32 addrspace(5)* %"r5"
   store i64 %"out", i64 addrspace(5)* %"rd1"
-  %".103" = load i32, i32 addrspace(5)* %"r1"
-  %".104" = zext i32 %".103" to i64
-  %".105" = zext i32 4 to i64
-  %".106" = mul i64 %".104", %".105"
-  store i64 %".106", i64 addrspace(5)* %"rd2"
-  %".108" = load i64, i64 addrspace(5)* %"rd1"
-  %".109" = load i64, i64 addrspace(5)* %"rd2"
-  %".110" = add i64 %".108", %".109"
-  store i64 %".110", i64 addrspace(5)* %"rd3"
-  %".112" = load i32, i32 addrspace(5)* %"r4"
-  %".113" = load i32, i32 addrspace(5)* %"r5"
-  %".114" = add i32 %".112", %".113"
-  store i32 %".114", i32 addrspace(5)* %"r6"
-  %".116" = load i64, i64 addrspace(5)* %"rd3"
-  %".117" = inttoptr i64 %".116" to i8 addrspace(1)*
-  %".119" = load i32, i32 addrspace(5)* %"r6"
-  %".123" = bitcast i8 addrspace(1)* %".117" to i32 addrspace(1)*
-  store i32 %".119", i32 addrspace(1)* %".123", align 4
+  %".88" = load i32, i32 addrspace(5)* %"r1"
+  %".89" = zext i32 %".88" to i64
+  %".90" = zext i32 4 to i64
+  %".91" = mul i64 %".89", %".90"
+  store i64 %".91", i64 addrspace(5)* %"rd2"
+  %".93" = load i64, i64 addrspace(5)* %"rd1"
+  %".94" = load i64, i64 addrspace(5)* %"rd2"
+  %".95" = add i64 %".93", %".94"
+  store i64 %".95", i64 addrspace(5)* %"rd3"
+  %".97" = load i32, i32 addrspace(5)* %"r4"
+  %".98" = load i32, i32 addrspace(5)* %"r5"
+  %".99" = add i32 %".97", %".98"
+  store i32 %".99", i32 addrspace(5)* %"r6"
+  %".101" = load i64, i64 addrspace(5)* %"rd3"
+  %".102" = inttoptr i64 %".101" to i8 addrspace(1)*
+  %".104" = load i32, i32 addrspace(5)* %"r6"
+  %".108" = bitcast i8 addrspace(1)* %".102" to i32 addrspace(1)*
+  store i32 %".104", i32 addrspace(1)* %".108", align 4
   ret void
 }
 

@@ -243,44 +243,27 @@ body:
   %".118" = lshr i64 %".113", %".117"
   %".119" = trunc i64 %".118" to i32
   %".120" = and i32 %".112", 4294967295
-  br label %"lanes"
-lanes:
-  %".122" = phi  i32 [0, %"body"], [%".134", %"lanes"]
-  %".123" = phi  i32 [0, %"body"], [%".133", %"lanes"]
-  %".124" = lshr i32 %".120", %".122"
-  %".125" = trunc i32 %".124" to i1
-  %".126" = lshr i32 %".119", %".122"
-  %".127" = and i32 %".126", 1
-  %".128" = zext i32 %".127" to i64
-  %".129" = icmp ne i64 %".128", 0
-  %".130" = and i1 %".125", %".129"
-  %".131" = shl i32 1, %".122"
-  %".132" = select  i1 %".130", i32 %".131", i32 0
-  %".133" = or i32 %".123", %".132"
-  %".134" = add i32 %".122", 1
-  %".135" = icmp ult i32 %".134", 32
-  br i1 %".135", label %"lanes", label %"lanes_done"
-lanes_done:
-  store i32 %".133", i32 addrspace(5)* %"r5"
+  %".121" = and i32 %".119", %".120"
+  store i32 %".121", i32 addrspace(5)* %"r5"
   store i64 %"out", i64 addrspace(5)* %"rd1"
-  %".142" = load i32, i32 addrspace(5)* %"r1"
-  %".143" = zext i32 %".142" to i64
-  %".144" = zext i32 4 to i64
-  %".145" = mul i64 %".143", %".144"
-  store i64 %".145", i64 addrspace(5)* %"rd2"
-  %".147" = load i64, i64 addrspace(5)* %"rd1"
-  %".148" = load i64, i64 addrspace(5)* %"rd2"
-  %".149" = add i64 %".147", %".148"
-  store i64 %".149", i64 addrspace(5)* %"rd3"
-  %".151" = load i32, i32 addrspace(5)* %"r4"
-  %".152" = load i32, i32 addrspace(5)* %"r5"
-  %".153" = add i32 %".151", %".152"
-  store i32 %".153", i32 addrspace(5)* %"r6"
-  %".155" = load i64, i64 addrspace(5)* %"rd3"
-  %".156" = inttoptr i64 %".155" to i8 addrspace(1)*
-  %".158" = load i32, i32 addrspace(5)* %"r6"
-  %".162" = bitcast i8 addrspace(1)* %".156" to i32 addrspace(1)*
-  store i32 %".158", i32 addrspace(1)* %".162", align 4
+  %".127" = load i32, i32 addrspace(5)* %"r1"
+  %".128" = zext i32 %".127" to i64
+  %".129" = zext i32 4 to i64
+  %".130" = mul i64 %".128", %".129"
+  store i64 %".130", i64 addrspace(5)* %"rd2"
+  %".132" = load i64, i64 addrspace(5)* %"rd1"
+  %".133" = load i64, i64 addrspace(5)* %"rd2"
+  %".134" = add i64 %".132", %".133"
+  store i64 %".134", i64 addrspace(5)* %"rd3"
+  %".136" = load i32, i32 addrspace(5)* %"r4"
+  %".137" = load i32, i32 addrspace(5)* %"r5"
+  %".138" = add i32 %".136", %".137"
+  store i32 %".138", i32 addrspace(5)* %"r6"
+  %".140" = load i64, i64 addrspace(5)* %"rd3"
+  %".141" = inttoptr i64 %".140" to i8 addrspace(1)*
+  %".143" = load i32, i32 addrspace(5)* %"r6"
+  %".147" = bitcast i8 addrspace(1)* %".141" to i32 addrspace(1)*
+  store i32 %".143", i32 addrspace(1)* %".147", align 4
   ret void
 }
 
