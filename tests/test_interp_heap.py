@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import ptxvm
+from ptxvm.driver.api import default_device
 from ptxvm.interp import heap
 
 
@@ -216,3 +217,98 @@ def test_free_null_is_a_no_op_and_an_exhausted_heap_returns_null():
     out = np.full(2, 7, np.uint64)
     ptxvm.Module(text, "null.ptx")["k"](1, 1, (out,))
     assert [int(v) for v in out] == [0, 0]
+
+
+# --------------------------------------------------------------------- heap calls inside a .func
+
+def test_cpp_new_and_virtual_delete_from_nvcc():
+    """tests/cuda/calls.cu virtual_new_delete: `new Circle/Square` in the kernel, `delete` through
+    the virtual deleting destructor, a `.func` that calls free (on the JIT: no stop inside a
+    function, a call back into the executor's heap)."""
+    from pathlib import Path
+    mod = ptxvm.Module.from_file(Path(__file__).parent / "fixtures" / "nvcc" / "sm80" / "calls.ptx")
+    name = next(k for k in mod.kernels if "virtual_new_delete" in k)
+    n = 100
+    k = np.arange(n, dtype=np.int32)
+    x = np.linspace(0.5, 3.0, n).astype(np.float32)
+    out = np.zeros(n, np.float32)
+    h = heap.heap_of(default_device().memory)
+    live = set(h.live)
+    mod[name](1, 128, (k, x, out, np.int32(n)))
+    # calls.cu: Circle::area is 3.14159265f * r * r (two f32 products), Square::area s * s
+    want = np.where(k & 1, (np.float32(3.14159265) * x) * x, x * x).astype(np.float32)
+    assert out.view(np.uint32).tolist() == want.view(np.uint32).tolist()
+    assert set(h.live) == live and h.count >= n      # every block was deleted again
+
+
+# `release(p)` frees p in a called function (not inlined: it does not synchronise).
+FREE_IN_FUNC = HEAD + """
+.func release(.param .b64 p)
+{
+  .reg .b64 %rd<2>;
+  ld.param.u64 %rd1, [p];
+""" + _call_free("%rd1") + """
+  ret;
+}
+
+.func (.param .b64 r) grab(.param .b64 n)
+{
+  .reg .b64 %rd<3>;
+  ld.param.u64 %rd1, [n];
+""" + _call_malloc("%rd1", "%rd2") + """
+  st.param.b64 [r], %rd2;
+  ret;
+}
+
+.visible .entry k(.param .u64 pout, .param .u32 twice)
+{
+  .reg .pred %p<2>;
+  .reg .b32 %r<4>;
+  .reg .b64 %rd<8>;
+  mov.u32 %r1, %tid.x;
+  mov.u64 %rd1, 16;
+  {
+    .param .b64 a0;
+    st.param.b64 [a0], %rd1;
+    .param .b64 r0;
+    call.uni (r0), grab, (a0);
+    ld.param.b64 %rd2, [r0];
+  }
+  st.global.u32 [%rd2], %r1;
+  ld.global.u32 %r2, [%rd2];
+  ld.param.u64 %rd3, [pout];
+  mul.wide.u32 %rd4, %r1, 4;
+  add.s64 %rd5, %rd3, %rd4;
+  st.global.u32 [%rd5], %r2;
+  {
+    .param .b64 a1;
+    st.param.b64 [a1], %rd2;
+    call.uni release, (a1);
+  }
+  ld.param.u32 %r3, [twice];
+  setp.eq.u32 %p1, %r3, 0;
+  @%p1 bra DONE;
+  {
+    .param .b64 a2;
+    st.param.b64 [a2], %rd2;
+    call.uni release, (a2);
+  }
+DONE:
+  ret;
+}
+"""
+
+
+def test_malloc_and_free_inside_functions_and_a_double_free_there_faults():
+    out = np.zeros(40, np.uint32)
+    mod = ptxvm.Module(FREE_IN_FUNC, "func_heap.ptx")
+    h = heap.heap_of(default_device().memory)
+    live, count = set(h.live), h.count
+    mod["k"](1, 40, (out, np.uint32(0)))
+    assert out.tolist() == list(range(40)) and set(h.live) == live and h.count == count + 40
+    with pytest.raises(ptxvm.KernelFault) as e:
+        mod["k"](1, 40, (out, np.uint32(1)))
+    # thread 0's block is the first of the second launch's 40
+    assert e.value.message.startswith(f"double free of `malloc #{count + 41} (16 bytes)` at 0x")
+    assert e.value.instruction == "call.uni free, (param0);" and e.value.space == "global"
+    assert e.value.thread == (0, 0, 0)

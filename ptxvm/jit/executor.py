@@ -31,6 +31,7 @@ from .host import HostHooks
 DEFAULT_MEMORY_BUDGET = 512 << 20        # per batch: thread records, local and shared memory
 _DRIVER = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64,
                            ctypes.c_int64, ctypes.c_int64)
+_HOST_CALL = ctypes.CFUNCTYPE(ctypes.c_uint64, ctypes.c_uint64, ctypes.c_uint32, ctypes.c_uint64)
 
 
 @dataclass
@@ -42,6 +43,7 @@ class JitProgram:
     loaded: object                     # keeps the machine code alive
     driver: object
     files: dict[int, str]
+    heap: bool = False                 # calls device malloc/free: its CTAs run in order, on one host thread
 
     @property
     def kernel_frame(self) -> int:
@@ -65,7 +67,16 @@ def compile_kernel(module: ptx.Module, kernel: ptx.Function, image: ModuleImage,
     driver = _DRIVER(loaded.address("ptxvm_run"))
     record = (L.THREAD_HEADER + 8 * hooks.save_slots + 15) // 16 * 16
     files = {i.index: i.path for i in module.items if isinstance(i, ptx.FileDirective)}
-    return JitProgram(kernel, lifted, lay, record, loaded, driver, files)
+    return JitProgram(kernel, lifted, lay, record, loaded, driver, files, _calls_heap(module))
+
+
+def _calls_heap(module: ptx.Module) -> bool:
+    for f in module.functions.values():
+        for i in (f.body.instructions() if f.body is not None else ()):
+            if i.opcode == "call" and any(isinstance(o, ptx.Symbol) and o.name in ("malloc", "free")
+                                          for o in i.operands):
+                return True
+    return False
 
 
 _POOL: ThreadPoolExecutor | None = None
@@ -94,6 +105,7 @@ class _Launch:
         c = self.ctx
         c[L.X_PARAMS] = self.params.ctypes.data
         c[L.X_SYMBOLS] = self.symtab.ctypes.data
+        self.retired: list[tuple[np.ndarray, np.ndarray]] = []
         self.map_memory()
         c[L.X_SHARED_SIZE], c[L.X_LOCAL_SIZE] = sym.shared_bytes, program.local_window
         c[L.X_NTID:L.X_NTID + 3] = geometry.block
@@ -106,6 +118,8 @@ class _Launch:
     def map_memory(self) -> None:
         """(Re)build the page table and allocation table the generated code checks accesses
         against, from the live allocations (at the start, and after device malloc/free)."""
+        if hasattr(self, "pages"):      # generated code may still hold the old tables' addresses
+            self.retired.append((self.pages, self.allocs))
         live = [a for a in self.memory.allocations if not a.freed]
         top = max((a.base + a.size for a in live), default=GLOBAL_BASE)
         npages = max((top - GLOBAL_BASE + (1 << L.PAGE_SHIFT) - 1) >> L.PAGE_SHIFT, 1)
@@ -169,12 +183,16 @@ class _Batch:
         self.ctx[L.X_LOCAL_STRIDE], self.ctx[L.X_KFRAME] = lb, p.kernel_frame
         self.cta_slot = cta_slot
         self.arrived = {}                  # (cta slot, barrier id) -> bar.arrive count
+        self.heap_faults: dict[int, tuple[str, int, str]] = {}    # thread -> bad free in a .func
+        self._host_call = _HOST_CALL(self._on_host_call)          # kept alive with the batch
+        self.ctx[L.X_HOST_CALL] = ctypes.cast(self._host_call, ctypes.c_void_p).value
 
     # ------------------------------------------------------------------ rounds
     def run(self) -> None:
         # Atomics make the order of CTAs observable (float sums round differently, atom returns
         # differ): run such kernels' CTAs in order on one host thread, as the interpreter does.
-        workers = 1 if self.launch.program.lifted.atomics else min(os.cpu_count() or 1, 8, self.n_ctas)
+        serial = self.launch.program.lifted.atomics or self.launch.program.heap
+        workers = 1 if serial else min(os.cpu_count() or 1, 8, self.n_ctas)
         chunks = np.array_split(np.arange(self.n_ctas), workers) if workers > 1 else [np.arange(self.n_ctas)]
         chunks = [(int(c[0]) * self.tpc, int(c.size) * self.tpc) for c in chunks if c.size]
         ctx = self.ctx.ctypes.data
@@ -420,6 +438,9 @@ class _Batch:
                                                   "thread the host JIT provides (endless recursion?)")
             raise self._error(KernelFault, t, f"stack overflow: more than {L.MAX_CALL_DEPTH} nested calls "
                                               "(endless recursion?)")
+        if kind == L.FaultKind.HEAP:
+            msg, address, space = self.heap_faults.get(t, ("bad free", addr, "global"))
+            raise self._error(KernelFault, t, msg, address=address, space=space)
         if kind == L.FaultKind.BAD_CALL:
             raise self._error(KernelFault, t, f"indirect call through 0x{addr:x}, which is not the address of "
                                               "a function of this module")
@@ -463,6 +484,26 @@ class _Batch:
             launch.map_memory()
             for slot in (L.X_PAGES, L.X_NPAGES, L.X_ALLOCS):
                 self.ctx[slot] = launch.ctx[slot]
+
+    def _on_host_call(self, thr: int, op: int, operand: int) -> int:
+        """malloc/free from inside a `.func` (generated code calls this; it must not raise)."""
+        t = (thr - self.records.ctypes.data) // self.stride
+        memory = self.launch.memory
+        try:
+            if op == L.HostCall.MALLOC:
+                return int(heap.malloc(memory, np.array([operand], dtype=np.uint64))[0])
+            heap.free(memory, np.array([operand], dtype=np.uint64), np.array([t]))
+            return 0
+        except MemoryFault as e:
+            self.heap_faults[t] = (e.message, e.address, e.space)
+            return 1
+        except Exception as e:  # noqa: BLE001 - an exception cannot cross the generated code
+            self.heap_faults[t] = (f"internal error in the device heap: {type(e).__name__}: {e}", operand, "global")
+            return 0 if op == L.HostCall.MALLOC else 1
+        finally:
+            self.launch.map_memory()
+            for slot in (L.X_PAGES, L.X_NPAGES, L.X_ALLOCS):
+                self.ctx[slot] = self.launch.ctx[slot]
 
     def _printf(self, threads: np.ndarray) -> None:
         from ..interp.ops.calls import _format

@@ -384,11 +384,26 @@ class HostHooks(TargetHooks):
             buf = fl.param_buffer(a.name) if isinstance(a, ptx.Symbol) else None
             if buf is None:
                 raise fl.unsupported(ins, f"passes `{a}`, which is not a `.param` variable")
-            b.store(b.load(b.bitcast(buf, I64P)), self.thr(fl, L.T_OUT, I64))
-            self.stop(fl, L.State.MALLOC if name == "malloc" else L.State.FREE, fl.ml.site(fl, ins), ins)
-            if name == "malloc" and rets:
+            operand = b.load(b.bitcast(buf, I64P))
+            site = fl.ml.site(fl, ins)
+            if fl.is_kernel:
+                b.store(operand, self.thr(fl, L.T_OUT, I64))
+                self.stop(fl, L.State.MALLOC if name == "malloc" else L.State.FREE, site, ins)
                 # after the resume: the return buffer is read by the ld.param that follows the call
-                b.store(b.load(self.thr(fl, L.T_OUT, I64)), b.bitcast(fl.param_buffer(rets[0].name), I64P))
+                result = b.load(self.thr(fl, L.T_OUT, I64))
+            else:
+                # A .func cannot stop (its LLVM frame would be lost): call back into the executor.
+                fnty = ir.FunctionType(I64, [I64, I32, I64])
+                callback = b.inttoptr(self.ctx(fl, L.X_HOST_CALL), fnty.as_pointer())
+                op = L.HostCall.MALLOC if name == "malloc" else L.HostCall.FREE
+                result = b.call(callback, [b.ptrtoint(self.thr(fl, 0, I8), I64), I32(op), operand])
+                if name == "free":
+                    bad, ok = fl.new_block("bad_free"), fl.new_block("free_ok")
+                    b.cbranch(b.icmp_unsigned("!=", result, I64(0)), bad, ok)
+                    self._fault(fl, bad, site, operand, L.FaultKind.HEAP, 0)
+                    b.position_at_end(ok)
+            if name == "malloc" and rets:
+                b.store(result, b.bitcast(fl.param_buffer(rets[0].name), I64P))
             return
         raise fl.unsupported(ins, f"calls `{name}`, which the host JIT does not provide yet")
 

@@ -37,7 +37,8 @@ CTA_RECORD = 32
 X_PARAMS, X_PAGES, X_NPAGES, X_ALLOCS, X_SYMBOLS = 0, 1, 2, 3, 4
 X_SHARED_SIZE, X_LOCAL_SIZE, X_NTID, X_NCTAID, X_BUDGET, X_DYN_SHARED, X_PARAM_SIZE = 5, 6, 7, 10, 13, 14, 15
 X_CTAS, X_LOCAL_BASE, X_LOCAL_STRIDE, X_KFRAME = 16, 17, 18, 19   # per batch: where its CTA records and local memory are
-CTX_SLOTS = 20
+X_HOST_CALL = 20                 # per batch: i64 (*)(thread record, HostCall, operand), for malloc/free in a .func
+CTX_SLOTS = 21
 
 QUANTUM = 1 << 20                # instructions a thread runs before it yields to the others
 PAGE_SHIFT = 8                   # allocations start on 256-byte boundaries (interp.memory.ALIGN)
@@ -69,6 +70,13 @@ class FaultKind:
     READONLY = 3
     STACK = 4
     BAD_CALL = 5
+    HEAP = 6                     # a bad free inside a .func: the executor holds the message
+
+
+class HostCall:
+    """Operations of the X_HOST_CALL callback (a `.func` cannot stop for the executor)."""
+    MALLOC = 1
+    FREE = 2                     # returns 0, or 1 when the pointer is no live block (a fault)
 
 
 def thread_dtype(record_bytes: int) -> np.dtype:
