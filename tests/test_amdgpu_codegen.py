@@ -280,3 +280,24 @@ def test_code_object_pickles_with_its_listing():
     obj = ptxvm.compile(PROBE.read_text(), target="gfx1030", filename=str(PROBE))
     copy = pickle.loads(pickle.dumps(obj))
     assert copy.asm == obj.asm and copy.hsaco == obj.hsaco and copy.metadata == obj.metadata
+
+
+@pytest.mark.parametrize("target", ["gfx90a", "gfx1030"])
+def test_cp_async_is_a_global_load_and_an_lds_store(target):
+    """cp.async done at once (see ptxvm/lift/ops/async_copy.py): the 16-byte copy of
+    __pipeline_memcpy_async is one dwordx4 global load and one b128 LDS store, no flat access."""
+    path = Path(__file__).resolve().parent / "fixtures" / "nvcc" / "sm80" / "async_copy.ptx"
+    obj = ptxvm.compile(path.read_text(), target=target)
+    kernel = next(k for k in obj.kernels if "pipeline_primitives_reverse" in k)
+    ops = mnemonics(body(obj, kernel))
+    assert ops.count("global_load_dwordx4") == 1 and ops.count("ds_write_b128") == 1
+    assert not [m for m in ops if m.startswith("flat_")]
+
+
+@pytest.mark.parametrize("target", ["gfx90a", "gfx1030"])
+def test_cp_async_zero_fill_needs_no_scratch(target):
+    """The partial copy gathers its bytes in a register, not a stack buffer (scratch on AMD)."""
+    import test_interp_async_copy as t
+    obj = ptxvm.compile(t.PARTIAL, target=target)
+    assert obj.metadata["k"]["scratch_bytes"] == 0
+    assert "ds_write_b128" in mnemonics(body(obj, "k"))

@@ -24,7 +24,6 @@ CORPUS = sorted([*FIXTURES.glob("nvcc/sm80/*.ptx"), *FIXTURES.glob("numba/*.ptx"
 
 # file -> (what the error names, why): the same for every target.
 EXPECTED_UNSUPPORTED = {
-    "nvcc/sm80/async_copy.ptx": ("cp.async", "no LLVM lowering of cp.async in the shared lifter yet"),
     "nvcc/sm80/calls.ptx": ("free", "device-side malloc/free need a device heap (not in AMD code objects yet)"),
     "nvcc/sm80/printf_assert.ptx": ("vprintf", "device printf needs a host-side printf buffer protocol"),
     "nvcc/sm80/sync_primitives.ptx": ("bar.sync 1, %r1",
@@ -32,8 +31,8 @@ EXPECTED_UNSUPPORTED = {
     "nvcc/sm80/tensor_core.ptx": ("wmma.load", "no LLVM lowering of wmma (tensor cores) yet"),
     "nvcc/sm80/texture_surface.ptx": ("tex.2d", "no LLVM lowering of textures yet"),
     "triton/matmul_kernel_32x32x32.ptx": ("ldmatrix", "no LLVM lowering of ldmatrix yet"),
-    "triton/matmul_kernel_64x64x32.ptx": ("cp.async", "no LLVM lowering of cp.async yet"),
-    "triton/matmul_kernel_64x64x32_sm90.ptx": ("cp.async", "no LLVM lowering of cp.async yet"),
+    "triton/matmul_kernel_64x64x32.ptx": ("ldmatrix", "no LLVM lowering of ldmatrix yet (its cp.async is lowered)"),
+    "triton/matmul_kernel_64x64x32_sm90.ptx": ("wgmma.fence", "no LLVM lowering of wgmma (Hopper tensor cores)"),
 }
 
 

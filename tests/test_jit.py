@@ -148,7 +148,8 @@ def test_interpreter_execution_suite_runs_on_the_jit():
     env = dict(os.environ, PTXVM_DEVICE="cpu")
     tests = Path(__file__).parent
     files = ["test_interp_kernels.py", "test_interp_cases.py", "test_interp_instructions.py", "test_interp_half.py",
-             "test_interp_barriers.py", "test_interp_locals.py", "test_interp_faults.py", "test_interp_heap.py"]
+             "test_interp_barriers.py", "test_interp_locals.py", "test_interp_faults.py", "test_interp_heap.py",
+             "test_interp_async_copy.py"]
     deselect = [a for k in KNOWN_DIFFERENT for a in ("--deselect", f"tests/{k}")]
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-o", "addopts=-m 'not slow'", *deselect,
                         *[f"tests/{f}" for f in files]],

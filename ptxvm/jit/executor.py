@@ -20,6 +20,7 @@ import numpy as np
 
 from ..errors import DeadlockError, KernelFault, TrapError, WatchdogError, kernel_fault
 from ..interp import heap
+from ..interp.ops.async_copy import cp_async_too_big
 from ..interp.executor import LaunchStats, ModuleImage, layout
 from ..interp.memory import GLOBAL_BASE, LOCAL_BASE, SHARED_BASE, DeviceMemory, MemoryFault
 from ..interp.state import Geometry
@@ -419,6 +420,8 @@ class _Batch:
         if st == L.State.TRAP:
             site = self._site(t)
             what = site.instruction.opcode if site else "trap"
+            if what == "cp.async":
+                raise self._error(TrapError, t, cp_async_too_big(site.instruction))
             if what == "brx.idx":
                 raise self._error(TrapError, t, f"`brx.idx` index is past the targets of `{site.instruction.operands[1]}`")
             raise self._error(TrapError, t, f"`{what}` executed")
@@ -427,6 +430,9 @@ class _Batch:
         addr, kind, size = int(v["fault_addr"][t]), int(v["fault_kind"][t]), int(v["fault_size"][t])
         site = self._site(t)
         space = _space_of(site.instruction) if site else "generic"
+        if site is not None and site.instruction.opcode == "cp.async":
+            # two state spaces: the shared destination is faulted as a window offset
+            space = "global" if addr >= GLOBAL_BASE else "shared"
         if space == "generic":
             space, addr_in = _classify(addr)
         else:

@@ -506,7 +506,7 @@ class HostHooks(TargetHooks):
             mis_blk = fl.new_block("misaligned")
             b.cbranch(mis, mis_blk, nxt)
             b.position_at_end(mis_blk)
-            self._fault(fl, None, site, address, L.FaultKind.MISALIGNED, size)
+            self._fault(fl, None, site, address, L.FaultKind.MISALIGNED, align)   # the size it must align to
             b.position_at_end(nxt)
         self._fault(fl, fault, site, address, L.FaultKind.BOUNDS, size)
         group = fl.shared_groups.get(id(ins)) if space == "shared" and not write else None
@@ -559,7 +559,7 @@ class HostHooks(TargetHooks):
             nxt = fl.new_block("group_aligned")
             b.cbranch(b.icmp_unsigned("!=", b.and_(address, I64(align - 1)), I64(0)), mis, nxt)
             b.position_at_end(mis)
-            self._fault(fl, None, site, address, L.FaultKind.MISALIGNED, size)
+            self._fault(fl, None, site, address, L.FaultKind.MISALIGNED, align)   # the size it must align to
             b.position_at_end(nxt)
         oob, nxt = fl.new_block("group_oob"), fl.new_block("group_next")
         limit = fl.ml.layout.shared_bytes

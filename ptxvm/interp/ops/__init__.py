@@ -22,5 +22,5 @@ def impl(*opcodes: str):
 
 
 def load_all() -> dict[str, Callable]:
-    from . import arith, bits, calls, control, memory, move, warp  # noqa: F401 - registration side effects
+    from . import arith, async_copy, bits, calls, control, memory, move, warp  # noqa: F401 - registration side effects
     return IMPLS

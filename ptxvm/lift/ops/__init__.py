@@ -29,7 +29,7 @@ def lower_instruction(fl: "FunctionLowering", ins: ptx.Instruction) -> None:
 
 
 def _load_all() -> None:
-    from . import atomics, control, float_ops, int_ops, memory, move, warp  # noqa: F401  (registration)
+    from . import async_copy, atomics, control, float_ops, int_ops, memory, move, warp  # noqa: F401  (registration)
 
 
 _load_all()
