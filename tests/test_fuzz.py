@@ -115,7 +115,7 @@ def opcodes(ptx: str) -> Counter:
 
 
 _KEYS = {"add.cc", "sub.cc", "mad.cc", "bar.warp.sync", "redux.sync", "ld.global.nc", "rcp.approx.ftz.f64",
-         "rsqrt.approx.ftz.f64"}
+         "rsqrt.approx.ftz.f64", "cp.async", "cp.async.commit_group", "cp.async.wait_group", "cp.async.wait_all"}
 
 # Every opcode the generator must exercise: the arithmetic table opcodes it has a
 # usable form of, plus the templates for memory, atomics, control flow, warps and barriers.
@@ -127,7 +127,7 @@ REQUIRED = {
     "cvt", "vabsdiff4", "add.cc", "addc", "sub.cc", "subc", "madc",
     "ld", "st", "ld.global.nc", "ldu", "atom", "red", "cvta", "isspacep", "bra", "bar", "barrier", "shfl",
     "vote", "match", "redux.sync", "activemask", "bar.warp.sync", "membar", "fence", "nanosleep", "prefetch",
-    "prefetchu",
+    "prefetchu", "cp.async", "cp.async.commit_group", "cp.async.wait_group", "cp.async.wait_all",
 }
 
 

@@ -187,6 +187,9 @@ class Renderer:
 
     # ------------------------------------------------------------ memory
     def c_mem(self, m) -> None:
+        if m.op == "cp_async":
+            self._cp_async(m)
+            return
         cls = reg_class(m.type)
         regs = [reg(cls, r) for r in m.regs]
         vec = f".v{m.vec}" if m.vec > 1 else ""
@@ -224,6 +227,22 @@ class Renderer:
                       (f"{_vec(regs)}, [%t64+{m.offset}];" if m.cop == "ld" else f"[%t64+{m.offset}], {_vec(regs)};"))
         else:
             raise ValueError(m.op)
+
+    def _cp_async(self, m) -> None:
+        """A word (pair for 16 bytes) of ``in`` into the own shared slots, then waited for."""
+        self.uses_shared = True
+        size = int(m.type[1:]) // 8
+        mask = self.layout.in_words - 1
+        if size > 8:
+            mask &= ~1
+        self.emit(f"and.b32 %t32, {reg('r', m.src)}, {mask};")
+        self.emit("mul.wide.u32 %t64, %t32, 8;")
+        self.emit("add.s64 %t64, %t64, %ain0;")
+        cop, _, src_size = m.cop.partition(":")
+        fill = f", {src_size}" if src_size else f", {reg('p', m.regs[0])}" if m.regs else ""
+        self.emit(f"cp.async.{cop}.shared.global [%sown+{m.offset}], [%t64], {size}{fill};")
+        self.emit("cp.async.commit_group;")
+        self.emit("cp.async.wait_all;" if m.offset % 8 else "cp.async.wait_group 0;")
 
     def c_exchange(self, x) -> None:
         self.uses_shared = True

@@ -36,7 +36,10 @@ SHARED_ST_COPS = ("", "volatile", "relaxed.cta", "release.cta")
 
 @st.composite
 def mem(draw) -> Mem:
-    op = any_of(draw, ("ld_own", "st_own", "gather", "ld_sown", "st_sown", "generic_global", "generic_shared"))
+    op = any_of(draw, ("ld_own", "st_own", "gather", "ld_sown", "st_sown", "generic_global", "generic_shared",
+                       "cp_async"))
+    if op == "cp_async":
+        return draw(cp_async())
     t = any_of(draw, LD_TYPES)
     size = type_size(t)
     window = SMEM_WORDS * 8 if op in ("ld_sown", "st_sown", "generic_shared") else OWN_WORDS * 8
@@ -62,6 +65,20 @@ def mem(draw) -> Mem:
     else:
         cop = draw(pick(("ld", "st")))
     return Mem(op, t, tuple(regs), offset, vec, cop, draw(reg("r" if op == "gather" else "p")))
+
+
+@st.composite
+def cp_async(draw) -> Mem:
+    """cp.async of 4, 8 or 16 bytes from a word of ``in`` to the thread's own shared slots: the
+    whole size, an immediate src-size (zero fill), or an ignore-src predicate; then a wait."""
+    size = draw(pick((4, 8, 16)))
+    offset = draw(ints(0, SMEM_WORDS * 8 // size - 1)) * size
+    fill = draw(pick(("", "size", "ignore")))
+    cop = "cg" if size == 16 and draw(BOOL) else "ca"
+    if fill == "size":
+        cop += f":{draw(ints(0, size))}"
+    regs = (draw(reg("p")),) if fill == "ignore" else ()
+    return Mem("cp_async", f"b{size * 8}", regs, offset, 1, cop, draw(reg("r")))
 
 
 _OWN_ATOMS = tuple((op, t) for op, ts in (
