@@ -204,15 +204,7 @@ class Renderer:
         elif m.op == "st_sown":
             self.emit(f"st{_qual(m.cop, 'shared')}{vec}.{m.type} [%sown+{m.offset}], {_vec(regs)};")
         elif m.op == "gather":
-            # Any word of the read-only input: index masked to its power-of-two length
-            # (and to an even index for 16-byte vectors).
-            size = type_size(m.type) * m.vec
-            mask = self.layout.in_words - 1
-            if size > 8:
-                mask &= ~1
-            self.emit(f"and.b32 %t32, {reg('r', m.src)}, {mask};")
-            self.emit("mul.wide.u32 %t64, %t32, 8;")
-            self.emit("add.s64 %t64, %t64, %ain0;")
+            self._in_address(m.src, type_size(m.type) * m.vec)
             op = {"nc": "ld.global.nc", "ldu": "ldu.global", "": "ld.global"}[m.cop]
             self.emit(f"{op}{vec}.{m.type} {_vec(regs)}, [%t64+{m.offset}];")
         elif m.op == "generic_global":
@@ -228,16 +220,21 @@ class Renderer:
         else:
             raise ValueError(m.op)
 
+    def _in_address(self, src: int, size: int) -> None:
+        """%t64 = the address of a word of the read-only input: index register ``src`` masked to
+        its power-of-two length (and to an even index for 16-byte accesses)."""
+        mask = self.layout.in_words - 1
+        if size > 8:
+            mask &= ~1
+        self.emit(f"and.b32 %t32, {reg('r', src)}, {mask};")
+        self.emit("mul.wide.u32 %t64, %t32, 8;")
+        self.emit("add.s64 %t64, %t64, %ain0;")
+
     def _cp_async(self, m) -> None:
         """A word (pair for 16 bytes) of ``in`` into the own shared slots, then waited for."""
         self.uses_shared = True
         size = int(m.type[1:]) // 8
-        mask = self.layout.in_words - 1
-        if size > 8:
-            mask &= ~1
-        self.emit(f"and.b32 %t32, {reg('r', m.src)}, {mask};")
-        self.emit("mul.wide.u32 %t64, %t32, 8;")
-        self.emit("add.s64 %t64, %t64, %ain0;")
+        self._in_address(m.src, size)
         cop, _, src_size = m.cop.partition(":")
         fill = f", {src_size}" if src_size else f", {reg('p', m.regs[0])}" if m.regs else ""
         self.emit(f"cp.async.{cop}.shared.global [%sown+{m.offset}], [%t64], {size}{fill};")
