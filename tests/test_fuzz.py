@@ -392,3 +392,21 @@ def test_partial_mask_warp_operations_agree(gk: GeneratedKernel) -> None:
     into them give the same registers on both executors."""
     assert "setp.ge.u32 %tp, %t32," in gk.ptx          # the branch around the warp operation
     check_agreement(gk)
+
+
+# ----------------------------------------------------------------------------- calls
+
+@settings(FUZZ, max_examples=30)
+@given(kernels(max_instructions=24, calls=True))
+def test_generated_kernels_with_calls_agree(gk: GeneratedKernel) -> None:
+    """Kernels that also call generated `.func`s (every pool register through a `.param` byte
+    array and back, a body of plain instructions and carry chains), from uniform and divergent
+    code: the call path of the JIT (frames, byte-array params) against the interpreter's."""
+    _check(gk)
+
+
+@pytest.mark.slow
+@settings(FUZZ, max_examples=1000)
+@given(kernels(calls=True))
+def test_generated_kernels_with_calls_agree_1000(gk: GeneratedKernel) -> None:
+    _check(gk)

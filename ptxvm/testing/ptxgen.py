@@ -110,14 +110,16 @@ def kernel_from_ptx(ptx: str, grid: tuple[int, int, int], block: tuple[int, int,
 
 @st.composite
 def kernels(draw, max_instructions: int = 40, grids=GRIDS, blocks=BLOCKS,
-            include_known_bugs: bool = False) -> GeneratedKernel:
+            include_known_bugs: bool = False, calls: bool = False) -> GeneratedKernel:
     """Hypothesis strategy of valid, terminating, race-free generated kernels.
 
     ``max_instructions`` bounds the body (the prologue loading registers and the
     epilogue storing them come on top).  ``include_known_bugs`` also draws the
-    forms the interpreter is known to compute wrongly (``ptxgen_refusals``)."""
+    forms the interpreter is known to compute wrongly (``ptxgen_refusals``);
+    ``calls`` also draws calls of generated `.func`s (off by default, so the
+    default draws, and the 5,000-kernel campaign's, stay what they were)."""
     layout = Layout(draw(st.sampled_from(grids)), draw(st.sampled_from(blocks)))
-    chunks = draw(program(max_instructions, include_known_bugs))
+    chunks = draw(program(max_instructions, include_known_bugs, calls))
     return build_kernel(chunks, layout, draw(st.integers(0, 2**32 - 1)))
 
 

@@ -111,7 +111,7 @@ def render_kernel(chunks, layout: Layout) -> tuple[str, tuple[str, ...], int]:
     sm = r.sm
     params = ", ".join([f".param .u64 p_{n}" for n in ("in", "out", "mem", "apx")] + [".param .u32 p_k"])
     text = "\n".join([
-        f".version {PTX_VERSION}", f".target sm_{sm}", ".address_size 64", "",
+        f".version {PTX_VERSION}", f".target sm_{sm}", ".address_size 64", "", *r.functions,
         f".visible .entry {KERNEL}({params})", "{", *out, "}", "",
     ])
     return text, tuple(r.approx_ops), sm

@@ -52,6 +52,17 @@ INC_LIMIT = 37            # the `b` of every contended inc/dec (the same for all
 MAX_LOOP_DEPTH = 3
 
 
+def call_frame() -> tuple[list[tuple[str, int, int]], int]:
+    """(class, index, byte offset) of every pool register in a Call's parameter array, and its
+    size: 64-bit registers first, so every offset is aligned to its width."""
+    out, off = [], 0
+    for cls, width in (("d", 8), ("r", 4), ("p", 4), ("h", 2)):
+        for i in range(POOL[cls]):
+            out.append((cls, i, off))
+            off += width
+    return out, (off + 7) // 8 * 8
+
+
 def pool_order() -> list[tuple[str, int]]:
     """Pool registers in ``in``/``out`` word order."""
     return [(c, i) for c in ("h", "r", "d", "p") for i in range(POOL[c])]
@@ -115,6 +126,14 @@ class Loop:
 class Switch:
     src: int                             # brx.idx on %r[src] & 3
     cases: tuple
+
+
+@dataclass(frozen=True)
+class Call:
+    """A call of a `.func` that runs ``body`` (plain instructions and carry chains) on its own
+    copy of the pool: every pool register goes in through one `.param` byte array and comes
+    back through the return array (predicates as u32). Kernels draw it with ``calls=True``."""
+    body: tuple
 
 
 @dataclass(frozen=True)

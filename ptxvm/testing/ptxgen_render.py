@@ -10,6 +10,8 @@ from .ptxgen_program import (
     GLOBAL_COUNTER_OPS,
     INC_LIMIT,
     MAX_LOOP_DEPTH,
+    POOL,
+    REG_DECL,
     SCRATCH,
     SHARED_COUNTER_OPS,
     SINK,
@@ -17,6 +19,7 @@ from .ptxgen_program import (
     Imm,
     Inst,
     Layout,
+    call_frame,
     reg,
 )
 
@@ -54,6 +57,7 @@ class Renderer:
     loop_depth: int = 0
     uses_shared: bool = False
     sm: int = 80
+    functions: list[str] = field(default_factory=list)   # `.func`s of Call chunks, in order
 
     def emit(self, text: str) -> None:
         self.lines.append("    " + text)
@@ -130,6 +134,45 @@ class Renderer:
             else:
                 op = f"{c.kind}.cc" if first else (f"{c.kind}c" if last else f"{c.kind}c.cc")
             self.emit(f"{op}.{c.type} {', '.join(reg(cls, r) for r in regs)};")
+
+    # ------------------------------------------------------------ calls
+    def _frame_io(self, load: bool, param: str) -> None:
+        """Every pool register from (``load``) or to the `.param` array ``param``."""
+        frame, _ = call_frame()
+        for cls, i, off in frame:
+            if cls == "p":
+                if load:
+                    self.emit(f"ld.param.b32 %t32, [{param}+{off}];")
+                    self.emit(f"setp.ne.b32 %p{i}, %t32, 0;")
+                else:
+                    self.emit(f"selp.u32 %t32, 1, 0, %p{i};")
+                    self.emit(f"st.param.b32 [{param}+{off}], %t32;")
+            elif load:
+                self.emit(f"ld.param.b{CLASS_BITS[cls]} {reg(cls, i)}, [{param}+{off}];")
+            else:
+                self.emit(f"st.param.b{CLASS_BITS[cls]} [{param}+{off}], {reg(cls, i)};")
+
+    def c_call(self, c) -> None:
+        name = f"fz_fn{len(self.functions)}"
+        _, size = call_frame()
+        outer, self.lines = self.lines, []
+        self._frame_io(True, "fz_arg")
+        self.block(c.body)
+        self._frame_io(False, "fz_ret")
+        self.emit("ret;")
+        body, self.lines = self.lines, outer
+        decls = [f".reg .{REG_DECL[k]} %{k}<{POOL[k]}>;" for k in ("h", "r", "d", "p")]
+        decls += [".reg .b16 %t16, %s16;", ".reg .b32 %t32, %s32;", ".reg .b64 %t64, %s64;"]
+        self.functions.append("\n".join([
+            f".func (.param .align 8 .b8 fz_ret[{size}]) {name}(.param .align 8 .b8 fz_arg[{size}])", "{",
+            *("    " + d for d in decls), *body, "}", ""]))
+        self.emit("{")
+        self.emit(f".param .align 8 .b8 fz_a[{size}];")
+        self.emit(f".param .align 8 .b8 fz_r[{size}];")
+        self._frame_io(False, "fz_a")
+        self.emit(f"call.uni (fz_r), {name}, (fz_a);")
+        self._frame_io(True, "fz_r")
+        self.emit("}")
 
     # ------------------------------------------------------------ control flow
     def c_if(self, c) -> None:

@@ -22,6 +22,7 @@ from .ptxgen_program import (
     POOL,
     Approx,
     Atomic,
+    Call,
     Carry,
     Exchange,
     If,
@@ -46,6 +47,7 @@ class Ctx:
     depth: int = 0
     loops: int = 0
     bugs: bool = False    # also draw forms the interpreter is known to get wrong
+    calls: bool = False   # also draw calls of generated `.func`s (Call)
 
 
 # ----------------------------------------------------------------------------- instructions
@@ -186,6 +188,8 @@ def _kinds(ctx: Ctx) -> tuple[str, ...]:
         kinds += [] if "switch" in REFUSED_TEMPLATES else ["switch"]
     if ctx.uniform:
         kinds += ["exchange", "warp", "warp", "partial", "barrier"]
+    if ctx.calls:
+        kinds += ["call", "call"]
     return tuple(kinds)
 
 
@@ -212,6 +216,9 @@ def _chunk(draw, ctx: Ctx):
         return draw(partial_warp())
     if kind == "barrier":
         return draw(barrier())
+    if kind == "call":
+        plain = st.one_of(inst(include_known_bugs=ctx.bugs), carry())
+        return Call(tuple(draw(st.lists(plain, min_size=1, max_size=2 * MAX_BODY))))
     inner = replace(ctx, uniform=False, depth=ctx.depth + 1)
     if kind == "if":
         uniform = ctx.uniform and draw(BOOL)
@@ -235,6 +242,8 @@ def cost(c) -> int:
         return 4 + sum(map(cost, c.body))
     if isinstance(c, Switch):
         return 4 + sum(cost(x) for case in c.cases for x in case)
+    if isinstance(c, Call):
+        return 4 + sum(map(cost, c.body))
     if isinstance(c, (Mem, Atomic)):
         return 3
     if isinstance(c, Exchange):
@@ -256,13 +265,13 @@ def _segments(ctx: Ctx, least: int) -> st.SearchStrategy:
 
 
 @st.composite
-def program(draw, max_instructions: int = 40, include_known_bugs: bool = False) -> tuple:
+def program(draw, max_instructions: int = 40, include_known_bugs: bool = False, calls: bool = False) -> tuple:
     """A top-level body whose estimated size stays within ``max_instructions``."""
     # Segments of chunks: hypothesis's lists average a few elements whatever their
     # bound, so a list of lists, whose segments have a drawn minimum length, fills
     # the size budget; the minimum shrinks to 1, then both levels shrink by deletion.
     least = draw(pick((1, 4, 8)))
-    segments = draw(_segments(Ctx(True, bugs=include_known_bugs), least))
+    segments = draw(_segments(Ctx(True, bugs=include_known_bugs, calls=calls), least))
     out, total = [], 0
     for c in (c for seg in segments for c in seg):
         total += cost(c)
