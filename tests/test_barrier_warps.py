@@ -163,3 +163,60 @@ def test_lanes_run_ahead_wait_for_the_membermask(device, second) -> None:
     out = np.zeros(32, np.uint32)
     ptxvm.Module(body)["k"](1, 32, [out], device=device)
     assert out.tolist()[:2] == [3, 3] and not out[2:].any()
+
+
+# Found by the fuzzer's `.func` calls: odd lanes call `f`, even lanes branch around the call;
+# both meet again before `activemask`. The interpreter ran the lowest PC first, and `f`'s code
+# came after the kernel's in its op list, so the even lanes ran past the join and executed
+# `activemask` alone (0x55555555) while the odd lanes were still inside `f`. A thread inside a
+# call now stands at its call site for that ordering; every lane sees the whole warp.
+CALL_THEN_ACTIVEMASK = """.version 8.0
+.target sm_80
+.address_size 64
+{func_first}
+.visible .entry k(.param .u64 out)
+{{
+  .reg .b32 %r<6>;
+  .reg .b64 %rd<4>;
+  .reg .pred %p<2>;
+  ld.param.u64 %rd1, [out];
+  mov.u32 %r1, %laneid;
+  and.b32 %r2, %r1, 1;
+  setp.eq.u32 %p1, %r2, 0;
+  @%p1 bra JOIN;
+  {{
+    .param .b32 a;
+    .param .b32 r;
+    st.param.b32 [a], %r1;
+    call.uni (r), f, (a);
+    ld.param.b32 %r3, [r];
+  }}
+JOIN:
+  activemask.b32 %r4;
+  mov.u32 %r5, %tid.x;
+  mul.wide.u32 %rd2, %r5, 4;
+  add.s64 %rd3, %rd1, %rd2;
+  st.global.u32 [%rd3], %r4;
+  ret;
+}}
+{func_last}"""
+FUNC = """.func (.param .b32 r) f(.param .b32 a)
+{
+  .reg .b32 %q<3>;
+  ld.param.b32 %q1, [a];
+  mul.lo.u32 %q2, %q1, 3;
+  add.u32 %q2, %q2, 7;
+  st.param.b32 [r], %q2;
+  ret;
+}"""
+
+
+@pytest.mark.parametrize("device", ["interp", "cpu"])
+@pytest.mark.parametrize("func_first", [True, False])
+def test_lanes_that_branch_around_a_call_wait_for_it_before_a_warp_instruction(device, func_first) -> None:
+    text = CALL_THEN_ACTIVEMASK.format(func_first=FUNC if func_first else
+                                       ".func (.param .b32 r) f(.param .b32 a);",
+                                       func_last="" if func_first else FUNC)
+    out = np.zeros(64, np.uint32)
+    ptxvm.Module(text, "call_join.ptx")["k"](1, 64, (out,), device=device)
+    assert [hex(v) for v in out] == ["0xffffffff"] * 64

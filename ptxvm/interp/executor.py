@@ -206,6 +206,26 @@ def run_kernel(program: Program, geometry: Geometry, memory: DeviceMemory, param
     return stats
 
 
+def _lowest_pc(b: Batch, runnable: np.ndarray, pcs: np.ndarray) -> int:
+    """The PC to run next: the first in program order, where a thread inside a called function
+    stands at its call site (threads compare by their call stacks, outermost call site first,
+    then by PC). Code of a `.func` may lie anywhere in the op list; without this, threads that
+    branched around a call would run ahead of the threads in it, past the reconvergence point,
+    and meet a warp instruction without them (the host JIT's warp release sees them together)."""
+    if not b.frames or not b.depth[runnable].any():
+        return int(pcs.min())
+    cand = np.nonzero(runnable)[0]
+    level = 0
+    while True:
+        inside = b.depth[cand] > level
+        key = np.where(inside, b.frames[level]["site"][cand], b.pc[cand]) if inside.any() else b.pc[cand]
+        first = key.min()
+        cand = cand[key == first]
+        if not (b.depth[cand] > level).all():
+            return int(first)         # threads of this frame at `first` (the call itself, if others are in it)
+        level += 1
+
+
 def _run_batch(program: Program, b: Batch, max_steps: int) -> None:
     ops = program.ops
     n_ops = len(ops)
@@ -225,7 +245,7 @@ def _run_batch(program: Program, b: Batch, max_steps: int) -> None:
                     raise _deadlock(program, b)
                 return
             pcs = np.where(runnable, b.pc, np.iinfo(np.int64).max)
-            p = int(pcs.min())
+            p = _lowest_pc(b, runnable, pcs)
             if b.divergent_steps % FAIRNESS_PERIOD == FAIRNESS_PERIOD - 1:
                 # Forward progress (as independent thread scheduling guarantees): now and then
                 # run the threads furthest ahead, so a lock holder is not starved by spinners.
