@@ -236,6 +236,27 @@ def test_deferred_assembly_matches_a_direct_compile() -> None:
         toolchain.emit_later(res2, "ll")
 
 
+def test_worker_is_replaced_after_recycle_compiles(monkeypatch: pytest.MonkeyPatch) -> None:
+    """llvmlite's pass manager leaks in the worker (~0.5 MB a compile, and compiles slow down):
+    after RECYCLE_COMPILES compiles the worker is retired and the next request starts another;
+    results, and a listing deferred across the change, are unaffected."""
+    monkeypatch.setattr(toolchain, "RECYCLE_COMPILES", 3)
+    toolchain.shutdown_worker()
+    kw = {"triple": "amdgcn-amd-amdhsa", "cpu": "gfx90a", "use_cache": False}
+    direct = compile_ir(AMDGPU_KERNEL, emit=("obj", "asm"), **kw)
+    starts = toolchain.worker_stats()["starts"]
+    first_pid = toolchain.worker_stats()["pid"]
+    host_compile(add_const_ir("f", 0), use_cache=False)
+    kept = compile_ir(AMDGPU_KERNEL, emit=("obj",), later=("asm",), **kw)   # the third: retires it
+    assert toolchain.worker_stats()["pid"] is None and first_pid is not None
+    assert toolchain.emit_later(kept, "asm") == direct.asm                 # compiled again
+    assert toolchain.worker_stats()["starts"] == starts + 1
+    for k in range(4):
+        lib = load_object(host_compile(add_const_ir("f", k), use_cache=False).obj)
+        assert call_i64(lib, "f", 10) == 10 + k
+    assert toolchain.worker_stats()["starts"] == starts + 2
+
+
 # ------------------------------------------------------------------ caches
 
 @pytest.fixture

@@ -185,8 +185,6 @@ class _Batch:
         self.cta_slot = cta_slot
         self.arrived = {}                  # (cta slot, barrier id) -> bar.arrive count
         self.heap_faults: dict[int, tuple[str, int, str]] = {}    # thread -> bad free in a .func
-        self._host_call = _HOST_CALL(self._on_host_call)          # kept alive with the batch
-        self.ctx[L.X_HOST_CALL] = ctypes.cast(self._host_call, ctypes.c_void_p).value
 
     # ------------------------------------------------------------------ rounds
     def run(self) -> None:
@@ -200,6 +198,10 @@ class _Batch:
         base = self.records.ctypes.data
         drv = self.launch.program.driver
         pool = _pool(len(chunks)) if len(chunks) > 1 else None
+        # The heap callback lives while the generated code may call it; dropped at the end, so
+        # the batch's arrays do not wait in a reference cycle for the garbage collector.
+        callback = _HOST_CALL(self._on_host_call)
+        self.ctx[L.X_HOST_CALL] = ctypes.cast(callback, ctypes.c_void_p).value
         try:
             init = 1
             while True:
@@ -217,6 +219,8 @@ class _Batch:
                 if not self._settle(state):
                     raise self._deadlock(state)
         finally:
+            self.ctx[L.X_HOST_CALL] = 0
+            del callback
             self.stats.instructions += int(self.view["steps"].sum())
 
     def _settle(self, state: np.ndarray) -> bool:
