@@ -108,3 +108,35 @@ def test_set_writes_all_ones_or_one_point_zero():
     k(1, 4, (out, 0))
     assert [hex(v) for v in out[:, 0]] == ["0xffffffff", "0xffffffff", "0x0", "0x0"]
     assert list(out[:, 1].view(np.float32)) == [0.0, 1.0, 1.0, 0.0]
+
+
+GLOBAL_INIT = """.version 8.0
+.target sm_80
+.address_size 64
+.global .align 4 .u32 g = {v};
+.visible .entry k(.param .u64 out)
+{{
+  .reg .b32 %r<2>;
+  .reg .b64 %rd<2>;
+  ld.param.u64 %rd1, [out];
+  ld.global.u32 %r1, [g];
+  st.global.u32 [%rd1], %r1;
+  ret;
+}}
+"""
+
+
+@pytest.mark.parametrize("device", ["interp", "cpu"])
+def test_each_module_reads_its_own_globals_after_others_died(device):
+    """The device kept module images by id(module): a new Module that reused a dead one's id
+    read the dead module's `.global g` (14 of 30 here). Each module must see its initialiser."""
+    import gc
+    seen = []
+    for v in range(12):
+        m = ptxvm.Module(GLOBAL_INIT.format(v=v), f"g{v}.ptx")
+        out = np.zeros(1, np.uint32)
+        m["k"](1, 1, (out,), device=device)
+        seen.append(int(out[0]))
+        del m
+        gc.collect()
+    assert seen == list(range(12))

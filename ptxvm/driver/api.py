@@ -14,6 +14,7 @@ input: a kernel write to it is a LaunchError.
 from __future__ import annotations
 
 import struct
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,13 +52,15 @@ class Device:
 
     def __init__(self) -> None:
         self.memory = DeviceMemory()
-        self.images: dict[int, ModuleImage] = {}
+        # Keyed by the Module itself, weakly: keyed by id(), a new Module that got a dead one's
+        # id was handed the dead module's globals (found reading a `.global` initialiser).
+        self.images: weakref.WeakKeyDictionary[Module, ModuleImage] = weakref.WeakKeyDictionary()
 
     def image(self, module: "Module") -> ModuleImage:
-        img = self.images.get(id(module))
+        img = self.images.get(module)
         if img is None:
             funcs = {name: 0xF000_0000_0000 + i * 16 for i, name in enumerate(module.ir.functions)}
-            img = self.images[id(module)] = place_globals(module.ir, self.memory, funcs)
+            img = self.images[module] = place_globals(module.ir, self.memory, funcs)
         return img
 
 
