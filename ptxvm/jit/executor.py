@@ -107,6 +107,8 @@ class _Launch:
         c[L.X_PARAMS] = self.params.ctypes.data
         c[L.X_SYMBOLS] = self.symtab.ctypes.data
         self.retired: list[tuple[np.ndarray, np.ndarray]] = []
+        self.pages: np.ndarray | None = None
+        self.allocs: np.ndarray | None = None
         self.map_memory()
         c[L.X_SHARED_SIZE], c[L.X_LOCAL_SIZE] = sym.shared_bytes, program.local_window
         c[L.X_NTID:L.X_NTID + 3] = geometry.block
@@ -115,11 +117,10 @@ class _Launch:
         c[L.X_DYN_SHARED] = dynamic_shared
         c[L.X_PARAM_SIZE] = self.params.size
 
-
     def map_memory(self) -> None:
         """(Re)build the page table and allocation table the generated code checks accesses
         against, from the live allocations (at the start, and after device malloc/free)."""
-        if hasattr(self, "pages"):      # generated code may still hold the old tables' addresses
+        if self.pages is not None:      # generated code may still hold the old tables' addresses
             self.retired.append((self.pages, self.allocs))
         live = [a for a in self.memory.allocations if not a.freed]
         top = max((a.base + a.size for a in live), default=GLOBAL_BASE)
@@ -491,9 +492,13 @@ class _Batch:
                     except MemoryFault as e:
                         raise self._error(KernelFault, int(t), e.message, address=e.address, space=e.space) from None
         finally:
-            launch.map_memory()
-            for slot in (L.X_PAGES, L.X_NPAGES, L.X_ALLOCS):
-                self.ctx[slot] = launch.ctx[slot]
+            self._remap()
+
+    def _remap(self) -> None:
+        """The launch's tables after heap blocks came or went, in this batch's context too."""
+        self.launch.map_memory()
+        for slot in (L.X_PAGES, L.X_NPAGES, L.X_ALLOCS):
+            self.ctx[slot] = self.launch.ctx[slot]
 
     def _on_host_call(self, thr: int, op: int, operand: int) -> int:
         """malloc/free from inside a `.func` (generated code calls this; it must not raise)."""
@@ -511,9 +516,7 @@ class _Batch:
             self.heap_faults[t] = (f"internal error in the device heap: {type(e).__name__}: {e}", operand, "global")
             return 0 if op == L.HostCall.MALLOC else 1
         finally:
-            self.launch.map_memory()
-            for slot in (L.X_PAGES, L.X_NPAGES, L.X_ALLOCS):
-                self.ctx[slot] = self.launch.ctx[slot]
+            self._remap()
 
     def _printf(self, threads: np.ndarray) -> None:
         from ..interp.ops.calls import _format
