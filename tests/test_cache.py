@@ -227,3 +227,26 @@ def test_every_fixture_round_trips(path: Path) -> None:
     assert back == m
     spans = lambda mod: [s.span for f in mod.functions.values() if f.body for s in f.body.walk()]  # noqa: E731
     assert spans(back) == spans(m)
+
+
+def test_cache_hits_leave_cyclic_garbage_to_the_collector(cache_dir: Path, vadd: Path) -> None:
+    """A cache hit must not move the process's young objects out of the collector's accounting:
+    an earlier version did (gc.freeze + unfreeze moved them to the oldest generation uncounted),
+    full collections stopped, and a fuzzing campaign, which lifts (cyclic llvmlite.ir garbage)
+    around every hit, grew by GBs."""
+    import weakref
+
+    class Node:
+        pass
+
+    cache.load_file(vadd)
+    alive = []
+    for _ in range(200):
+        a, b = Node(), Node()
+        a.other, b.other = b, a          # a cycle: only the collector frees it
+        alive.append(weakref.ref(a))
+        cache.load_file(vadd)            # a hit, while the cycle is young
+        del a, b
+    gc.collect(1)                        # the young generations: where the cycles must still be
+    left = sum(r() is not None for r in alive)
+    assert left == 0, f"{left} of 200 dropped cycles were moved out of the young generations"

@@ -297,31 +297,18 @@ def encode_entry(payload: tuple, module: Module) -> bytes:
     return buf.getvalue()
 
 
-def _promote_young_objects() -> None:
-    """Move the objects just created to the oldest GC generation without scanning them.
-
-    Left in generation 0, the first allocation after ``gc.enable()`` would
-    traverse every new node (tens of milliseconds for a large module: more
-    than the unpickling itself), only to find them all alive, as they always
-    are: a module is a tree of immutable nodes. ``freeze`` + ``unfreeze`` moves
-    every tracked object to the oldest generation, which is where they are
-    headed anyway; garbage that was young at that moment is then reclaimed by
-    the next full collection instead of an earlier young one. Skipped when the
-    application uses ``gc.freeze`` itself (``unfreeze`` would undo its freeze).
-    """
-    if gc.get_freeze_count() == 0:
-        gc.freeze()
-        gc.unfreeze()
-
-
 def decode_entry(blob: bytes) -> tuple[tuple, Module]:
     if not blob.startswith(_MAGIC):
         raise ValueError("not a ptxvm cache entry")
+    # Tens of thousands of new objects, none cyclic: no collector passes while they are made.
+    # They are left young on purpose. Moving them to the oldest generation with
+    # gc.freeze() + gc.unfreeze() would save their first scans, but objects moved that way are
+    # never counted towards the next full collection: with one cache hit per kernel, full
+    # collections stopped, and the cyclic garbage of the lifter (llvmlite.ir) grew without bound.
     enabled = gc.isenabled()
-    gc.disable()   # tens of thousands of new objects, none cyclic: skip the collector passes
+    gc.disable()
     try:
         payload, module = pickle.loads(memoryview(blob)[len(_MAGIC):])
-        _promote_young_objects()
     finally:
         if enabled:
             gc.enable()
