@@ -329,3 +329,50 @@ def test_nan_results_are_canonical_where_observed():
     assert np.array_equal(out["interp"], out["cpu"])
     f8 = out["cpu"].reshape(128, 4)[:, 0]
     assert (f8 == 0x7FFFFFFF).sum() > 20            # NaN results stored canonical
+
+
+def test_a_launch_starts_from_zeroed_memory_after_another_dirtied_it():
+    """Batch buffers are reused between launches (ptxvm/jit/scratch.py): shared memory, local
+    memory and registers a kernel reads before writing must read as zero, as on the
+    interpreter, even right after a launch of the same shape left other values there."""
+    text = HEAD + """.visible .entry dirty(.param .u64 p)
+{
+.reg .b32 %r<5>;
+.local .align 4 .b8 frame[8];
+.shared .align 4 .b8 buf[256];
+mov.u32 %r1, %tid.x;
+shl.b32 %r2, %r1, 2;
+add.u32 %r3, %r1, 77;
+mov.u32 %r4, buf;
+add.u32 %r2, %r2, %r4;
+st.shared.u32 [%r2], %r3;
+st.local.u32 [frame+4], %r3;
+ret;
+}
+.visible .entry clean(.param .u64 p)
+{
+.reg .b32 %r<7>;
+.reg .b64 %rd<4>;
+.local .align 4 .b8 frame[8];
+.shared .align 4 .b8 buf[256];
+mov.u32 %r1, %tid.x;
+shl.b32 %r2, %r1, 2;
+mov.u32 %r6, buf;
+add.u32 %r2, %r2, %r6;
+ld.shared.u32 %r3, [%r2];
+ld.local.u32 %r4, [frame+4];
+add.u32 %r5, %r3, %r4;
+ld.param.u64 %rd1, [p];
+mul.wide.u32 %rd2, %r1, 4;
+add.s64 %rd3, %rd1, %rd2;
+st.global.u32 [%rd3], %r5;
+ret;
+}
+"""
+    m = ptxvm.Module(text)
+    for device in ("cpu", "interp"):
+        out = np.full(64, 5, np.uint32)
+        for _ in range(2):
+            m["dirty"](4, 64, (out,), device=device)
+            m["clean"](4, 64, (out,), device=device)
+            assert (out == 0).all(), (device, out)

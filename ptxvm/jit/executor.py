@@ -28,8 +28,11 @@ from ..ir import nodes as ptx
 from ..lift.module import LiftedModule, Site, lift_kernel
 from . import layout as L
 from .host import HostHooks
+from .scratch import ScratchPool
 
 DEFAULT_MEMORY_BUDGET = 512 << 20        # per batch: thread records, local and shared memory
+# Batch buffers kept for the next launch (page faults on fresh memory cost more than the zeroing).
+_SCRATCH = ScratchPool(limit=256 << 20)
 _DRIVER = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64,
                            ctypes.c_int64, ctypes.c_int64)
 _HOST_CALL = ctypes.CFUNCTYPE(ctypes.c_uint64, ctypes.c_uint64, ctypes.c_uint32, ctypes.c_uint64)
@@ -163,15 +166,15 @@ class _Batch:
         self.tpc = tpc = g.threads_per_cta
         self.n = n = n_ctas * tpc
         self.stride = p.record_bytes
-        self.records = np.zeros(n * self.stride, dtype=np.uint8)
+        self.records = _SCRATCH.take(n * self.stride)
         self.view = self.records.view(L.thread_dtype(self.stride))
         lin = np.arange(n, dtype=np.int64)
         cta_slot = lin // tpc
         self.nwarps = (tpc + 31) // 32
-        self.shared = np.zeros(n_ctas * max(p.symbols.shared_bytes, 16), dtype=np.uint8)
+        self.shared = _SCRATCH.take(n_ctas * max(p.symbols.shared_bytes, 16))
         lb = max(p.local_window, 16)
-        self.local = np.zeros(n * lb, dtype=np.uint8)
-        self.xchg = np.zeros(n_ctas * self.nwarps * 32 * L.OUT_SLOTS, dtype=np.uint64)
+        self.local = _SCRATCH.take(n * lb)
+        self.xchg = _SCRATCH.take(n_ctas * self.nwarps * 32 * L.OUT_SLOTS * 8).view(np.uint64)
         self.ctas = np.zeros((n_ctas, L.CTA_RECORD // 4), dtype=np.uint32)
         ids = np.arange(first_cta, first_cta + n_ctas)
         gx, gy = g.grid[0], g.grid[1]
@@ -223,6 +226,9 @@ class _Batch:
             self.ctx[L.X_HOST_CALL] = 0
             del callback
             self.stats.instructions += int(self.view["steps"].sum())
+        # Only after a clean end: a fault report may still read the batch's memory.
+        _SCRATCH.give((self.records, self.shared, self.local, self.xchg.view(np.uint8)))
+        self.records = self.shared = self.local = self.xchg = self.view = None
 
     def _settle(self, state: np.ndarray) -> bool:
         """Release what can be released; False when nothing could (deadlock)."""
