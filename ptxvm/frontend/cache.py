@@ -300,15 +300,28 @@ def encode_entry(payload: tuple, module: Module) -> bytes:
 def decode_entry(blob: bytes) -> tuple[tuple, Module]:
     if not blob.startswith(_MAGIC):
         raise ValueError("not a ptxvm cache entry")
-    # Tens of thousands of new objects, none cyclic: no collector passes while they are made.
-    # They are left young on purpose. Moving them to the oldest generation with
-    # gc.freeze() + gc.unfreeze() would save their first scans, but objects moved that way are
-    # never counted towards the next full collection: with one cache hit per kernel, full
-    # collections stopped, and the cyclic garbage of the lifter (llvmlite.ir) grew without bound.
+    # The module's tens of thousands of objects (none cyclic) are made with the collector off,
+    # then moved to the oldest generation unscanned: left young, the next collections would
+    # traverse every one (more time than the unpickling) only to find them alive, as they
+    # always are. gc.freeze() + unfreeze() moves them, but it moves every young object, and
+    # resets the count that schedules full collections: with one hit per kernel, full
+    # collections stopped and a fuzz campaign's cyclic lifter garbage grew by GBs. So the
+    # young generations are collected first (ordinary accounting), and the count is restored
+    # after by young collections of the then empty generations. Not done when the collector
+    # is off or the application uses gc.freeze itself (unfreeze would undo its freeze).
     enabled = gc.isenabled()
+    promote = enabled and gc.get_freeze_count() == 0
+    if promote:
+        gc.collect(1)
     gc.disable()
     try:
         payload, module = pickle.loads(memoryview(blob)[len(_MAGIC):])
+        if promote:
+            due = min(gc.get_count()[2], gc.get_threshold()[2] + 1)
+            gc.freeze()
+            gc.unfreeze()
+            for _ in range(due):
+                gc.collect(1)
     finally:
         if enabled:
             gc.enable()
