@@ -15,6 +15,7 @@ import os
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -30,11 +31,15 @@ from . import layout as L
 from .host import HostHooks
 from .scratch import ScratchPool
 
-DEFAULT_MEMORY_BUDGET = 512 << 20        # per batch: thread records, local and shared memory
+# Per batch: thread records, local and shared memory, exchange slots. Small enough that its
+# buffers come back from _SCRATCH and stay largely in the caches between rounds; large enough
+# that the executor's own cost per batch (about 0.2 ms of Python) is noise.
+DEFAULT_MEMORY_BUDGET = 16 << 20
 # Batch buffers kept for the next launch (page faults on fresh memory cost more than the zeroing).
-_SCRATCH = ScratchPool(limit=256 << 20)
+_SCRATCH = ScratchPool(limit=4 * DEFAULT_MEMORY_BUDGET)
 _DRIVER = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64,
                            ctypes.c_int64, ctypes.c_int64)
+_CPUS = os.cpu_count() or 1
 _HOST_CALL = ctypes.CFUNCTYPE(ctypes.c_uint64, ctypes.c_uint64, ctypes.c_uint32, ctypes.c_uint64)
 
 
@@ -48,6 +53,7 @@ class JitProgram:
     driver: object
     files: dict[int, str]
     heap: bool = False                 # calls device malloc/free: its CTAs run in order, on one host thread
+    exchanges: bool = True             # warp instructions: the CTAs need exchange slots
 
     @property
     def kernel_frame(self) -> int:
@@ -69,9 +75,9 @@ def compile_kernel(module: ptx.Module, kernel: ptx.Function, image: ModuleImage,
     lifted = lift_kernel(module, kernel.name, hooks, lay)
     loaded = jit_ir(lifted.llvm_ir, opt=opt)
     driver = _DRIVER(loaded.address("ptxvm_run"))
-    record = (L.THREAD_HEADER + 8 * hooks.save_slots + 15) // 16 * 16
+    record = hooks.record_bytes
     files = {i.index: i.path for i in module.items if isinstance(i, ptx.FileDirective)}
-    return JitProgram(kernel, lifted, lay, record, loaded, driver, files, _calls_heap(module))
+    return JitProgram(kernel, lifted, lay, record, loaded, driver, files, _calls_heap(module), hooks.exchanges)
 
 
 def _calls_heap(module: ptx.Module) -> bool:
@@ -146,7 +152,7 @@ def run_kernel(program: JitProgram, geometry: Geometry, memory: DeviceMemory, pa
     launch = _Launch(program, geometry, memory, params, dynamic_shared, max_steps)
     tpc = geometry.threads_per_cta
     sym = program.symbols
-    per_cta = tpc * (program.record_bytes + program.local_window) + sym.shared_bytes + CTA_EXTRA(tpc)
+    per_cta = tpc * (program.record_bytes + program.local_window) + sym.shared_bytes + CTA_EXTRA(tpc, program.exchanges)
     ctas_per_batch = max(1, min(geometry.ctas, memory_budget // max(per_cta, 1)))
     for first in range(0, geometry.ctas, ctas_per_batch):
         n = min(ctas_per_batch, geometry.ctas - first)
@@ -155,8 +161,13 @@ def run_kernel(program: JitProgram, geometry: Geometry, memory: DeviceMemory, pa
     return stats
 
 
-def CTA_EXTRA(tpc: int) -> int:
-    return L.CTA_RECORD + ((tpc + 31) // 32) * 32 * L.OUT_SLOTS * 8
+def CTA_EXTRA(tpc: int, exchanges: bool = True) -> int:
+    return L.CTA_RECORD + (_xchg_bytes(tpc) if exchanges else 0)
+
+
+def _xchg_bytes(tpc: int) -> int:
+    """A CTA's warp exchange slots: OUT_SLOTS words per lane."""
+    return ((tpc + 31) // 32) * 32 * L.OUT_SLOTS * 8
 
 
 class _Batch:
@@ -166,36 +177,39 @@ class _Batch:
         self.tpc = tpc = g.threads_per_cta
         self.n = n = n_ctas * tpc
         self.stride = p.record_bytes
-        self.records = _SCRATCH.take(n * self.stride)
+        self.records = _SCRATCH.take(n * self.stride, zero=False)    # the driver zeroes each record
         self.view = self.records.view(L.thread_dtype(self.stride))
-        lin = np.arange(n, dtype=np.int64)
-        cta_slot = lin // tpc
         self.nwarps = (tpc + 31) // 32
         self.shared = _SCRATCH.take(n_ctas * max(p.symbols.shared_bytes, 16))
         lb = max(p.local_window, 16)
         self.local = _SCRATCH.take(n * lb)
-        self.xchg = _SCRATCH.take(n_ctas * self.nwarps * 32 * L.OUT_SLOTS * 8).view(np.uint64)
+        xchg_cta = _xchg_bytes(tpc) if p.exchanges else 0
+        self.xchg = _SCRATCH.take(max(n_ctas * xchg_cta, 8)).view(np.uint64)
         self.ctas = np.zeros((n_ctas, L.CTA_RECORD // 4), dtype=np.uint32)
         ids = np.arange(first_cta, first_cta + n_ctas)
         gx, gy = g.grid[0], g.grid[1]
         self.ctas[:, 0], self.ctas[:, 1], self.ctas[:, 2] = ids % gx, (ids // gx) % gy, ids // (gx * gy)
         ptrs = self.ctas.view(np.uint64)
         ptrs[:, L.C_SHARED // 8] = self.shared.ctypes.data + np.arange(n_ctas, dtype=np.uint64) * max(p.symbols.shared_bytes, 16)
-        ptrs[:, L.C_XCHG // 8] = self.xchg.ctypes.data + np.arange(n_ctas, dtype=np.uint64) * (self.nwarps * 32 * L.OUT_SLOTS * 8)
+        ptrs[:, L.C_XCHG // 8] = self.xchg.ctypes.data + np.arange(n_ctas, dtype=np.uint64) * xchg_cta
         # The thread records' identity fields are written by the generated driver's first round.
         self.ctx = launch.ctx.copy()
         self.ctx[L.X_CTAS], self.ctx[L.X_LOCAL_BASE] = self.ctas.ctypes.data, self.local.ctypes.data
         self.ctx[L.X_LOCAL_STRIDE], self.ctx[L.X_KFRAME] = lb, p.kernel_frame
-        self.cta_slot = cta_slot
         self.arrived = {}                  # (cta slot, barrier id) -> bar.arrive count
         self.heap_faults: dict[int, tuple[str, int, str]] = {}    # thread -> bad free in a .func
+
+    @cached_property
+    def cta_slot(self) -> np.ndarray:
+        """The CTA (slot in the batch) of each thread; only the executor's slow paths need it."""
+        return np.arange(self.n, dtype=np.int64) // self.tpc
 
     # ------------------------------------------------------------------ rounds
     def run(self) -> None:
         # Atomics make the order of CTAs observable (float sums round differently, atom returns
         # differ): run such kernels' CTAs in order on one host thread, as the interpreter does.
         serial = self.launch.program.lifted.atomics or self.launch.program.heap
-        workers = 1 if serial else min(os.cpu_count() or 1, 8, self.n_ctas)
+        workers = 1 if serial else min(_CPUS, 8, self.n_ctas)
         chunks = np.array_split(np.arange(self.n_ctas), workers) if workers > 1 else [np.arange(self.n_ctas)]
         chunks = [(int(c[0]) * self.tpc, int(c.size) * self.tpc) for c in chunks if c.size]
         ctx = self.ctx.ctypes.data
@@ -215,17 +229,17 @@ class _Batch:
                     codes = list(pool.map(lambda c: drv(ctx, base + c[0] * self.stride, c[1], self.stride, c[0], init),
                                           chunks))
                 init = 0
-                state = self.view["state"]
-                if any(codes):
-                    self._fatal(state)
-                if (state == L.State.EXITED).all():
+                if any(c > 0 for c in codes):
+                    self._fatal(self.view["state"])
+                if not any(codes):        # every thread exited (no pass over the records)
                     break
+                state = self.view["state"]
                 if not self._settle(state):
                     raise self._deadlock(state)
         finally:
             self.ctx[L.X_HOST_CALL] = 0
             del callback
-            self.stats.instructions += int(self.view["steps"].sum())
+            self.stats.instructions += int(self.ctx[L.X_STEPS])
         # Only after a clean end: a fault report may still read the batch's memory.
         _SCRATCH.give((self.records, self.shared, self.local, self.xchg.view(np.uint8)))
         self.records = self.shared = self.local = self.xchg = self.view = None

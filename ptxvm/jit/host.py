@@ -47,9 +47,15 @@ class HostHooks(TargetHooks):
     def __init__(self, triple: str = "", data_layout: str = "") -> None:
         self.triple, self.data_layout = triple, data_layout
         self.save_slots = 0
+        self.exchanges = False            # some instruction exchanges values across a warp
+
+    @property
+    def record_bytes(self) -> int:
+        """Bytes of a thread record (the executor's stride), once every function is lowered."""
+        return (L.THREAD_HEADER + 8 * self.save_slots + 15) // 16 * 16
 
     def finish_module(self, ml, entry: ir.Function) -> None:
-        add_driver(ml.llmod, entry)
+        add_driver(ml.llmod, entry, self.record_bytes)
 
     # ------------------------------------------------------------------ ABI
     def kernel_signature(self) -> ir.FunctionType:
@@ -337,6 +343,7 @@ class HostHooks(TargetHooks):
         return b.icmp_unsigned("!=", got, I64(0))
 
     def warp_exchange(self, fl, ins, values, lockstep: bool = False):
+        self.exchanges = True             # the executor gives the CTAs exchange slots
         b = fl.b
         site = fl.ml.site(fl, ins)
         if len(values) > L.OUT_SLOTS:
@@ -1071,16 +1078,20 @@ def _warp_key(b: ir.IRBuilder, thr) -> ir.Value:
     return b.select(lockstep, site, b.add(site, I32(1 << 30)))
 
 
-def add_driver(llmod: ir.Module, kernel: ir.Function, name: str = "ptxvm_run") -> ir.Function:
-    """``i32 ptxvm_run(ctx, records, n, stride)``: run the threads of whole CTAs (``n`` threads,
-    a multiple of the CTA size) to their next stops.
+def add_driver(llmod: ir.Module, kernel: ir.Function, record_bytes: int, name: str = "ptxvm_run") -> ir.Function:
+    """``i32 ptxvm_run(ctx, records, n, stride, first_thread, first_round)``: run the threads of
+    whole CTAs (``n`` threads, a multiple of the CTA size) to their next stops.
 
     Per CTA it repeats rounds while the CTA is only waiting at one plain barrier (every non-exited
     thread at `bar.sync id` without a count, id < 16): it releases the barrier itself, so
     barrier-heavy kernels run without returning to Python.  Anything else (counts, arrivals,
-    bar.red, warp exchanges, printf, yields) is left for the executor.  Returns 0, or the first
-    state that ends the launch (fault, trap, watchdog, assert), leaving the other threads where
-    they are so the executor can report precisely."""
+    bar.red, warp exchanges, printf, yields) is left for the executor.  Returns the first state
+    that ends the launch (fault, trap, watchdog, assert), leaving the other threads where they
+    are so the executor can report precisely; else 0 when every thread has exited, PENDING when
+    some wait for the executor. Adds the instructions its threads ran to the context's X_STEPS.
+
+    The first round also zeroes each thread's record just before writing its identity: in the
+    cache, rather than a separate pass over the whole batch (uninitialised registers read 0)."""
     fn = ir.Function(llmod, ir.FunctionType(I32, [I64P, I8P, I64, I64, I64, I64]), name=name)
     # The kernel runs only from here: inlined into the loop over threads (no call, no prologue
     # and epilogue per thread and stop), and not kept as a function of its own.
@@ -1092,10 +1103,16 @@ def add_driver(llmod: ir.Module, kernel: ir.Function, name: str = "ptxvm_run") -
         "cta_next", "done", "fatal")}
     b = ir.IRBuilder(blocks["entry"])
     ld = lambda slot: b.load(b.gep(ctx, [I64(slot)]))  # noqa: E731
-    tpc = b.mul(b.mul(ld(L.X_NTID), ld(L.X_NTID + 1)), ld(L.X_NTID + 2))
+    ntid_x, ntid_y = ld(L.X_NTID), ld(L.X_NTID + 1)
+    tpc = b.mul(b.mul(ntid_x, ntid_y), ld(L.X_NTID + 2))
     nctas = b.udiv(n, tpc)
+    cta_base = b.udiv(first_thread, tpc)            # chunks are whole CTAs
+    memset = llmod.declare_intrinsic("llvm.memset", [I8P, I64])
     # Scratch of the warp release, in the entry block (no stack growth per round).
     warp_slots = (b.alloca(I32), b.alloca(I64), b.alloca(I32), b.alloca(I64), b.alloca(I64), b.alloca(I64))
+    steps_sum, pending = b.alloca(I64), b.alloca(I1)
+    b.store(I64(0), steps_sum)
+    b.store(I1(0), pending)
     b.branch(blocks["cta_head"])
 
     b.position_at_end(blocks["cta_head"])
@@ -1110,20 +1127,29 @@ def add_driver(llmod: ir.Module, kernel: ir.Function, name: str = "ptxvm_run") -
     init_loop = fn.append_basic_block("init")
     b.cbranch(b.icmp_unsigned("!=", first_round, I64(0)), init_loop, blocks["round"])
     b.position_at_end(init_loop)
-    t0 = b.phi(I64)
-    t0.add_incoming(I64(0), blocks["cta_init"])
+    # %tid and the record's place are counted, not divided out, per thread (divisions were a
+    # sixth of a vector add's time); the CTA's record is the same for all its threads.
+    t0, tx, ty, tz = (b.phi(I64) for _ in range(4))
+    for v in (t0, tx, ty, tz):
+        v.add_incoming(I64(0), blocks["cta_init"])
+    gt0 = b.add(first_thread, first0)                # index of the CTA's first thread in the batch
+    cta_rec = b.add(ld(L.X_CTAS), b.mul(b.add(cta_base, c), I64(L.CTA_RECORD)))
     ithr = b.gep(base, [b.mul(b.add(first0, t0), stride)])
-    nx, ny = ld(L.X_NTID), ld(L.X_NTID + 1)
+    b.call(memset, [ithr, ir.Constant(I8, 0), I64(record_bytes), I1(0)])
     b.store(b.trunc(t0, I32), _field(b, ithr, L.T_LINEAR, I32))
-    b.store(b.trunc(b.urem(t0, nx), I32), _field(b, ithr, L.T_TID, I32))
-    b.store(b.trunc(b.urem(b.udiv(t0, nx), ny), I32), _field(b, ithr, L.T_TID + 4, I32))
-    b.store(b.trunc(b.udiv(t0, b.mul(nx, ny)), I32), _field(b, ithr, L.T_TID + 8, I32))
-    gt = b.add(b.add(first_thread, first0), t0)                # index of the thread in the batch
-    b.store(b.add(ld(L.X_CTAS), b.mul(b.udiv(gt, tpc), I64(L.CTA_RECORD))), _field(b, ithr, L.T_CTA, I64))
-    b.store(b.add(ld(L.X_LOCAL_BASE), b.mul(gt, ld(L.X_LOCAL_STRIDE))), _field(b, ithr, L.T_LOCAL, I64))
+    for k, v in enumerate((tx, ty, tz)):
+        b.store(b.trunc(v, I32), _field(b, ithr, L.T_TID + 4 * k, I32))
+    b.store(cta_rec, _field(b, ithr, L.T_CTA, I64))
+    b.store(b.add(ld(L.X_LOCAL_BASE), b.mul(b.add(gt0, t0), ld(L.X_LOCAL_STRIDE))), _field(b, ithr, L.T_LOCAL, I64))
     b.store(ld(L.X_KFRAME), _field(b, ithr, L.T_SP, I64))
+    tx1 = b.add(tx, I64(1))
+    wrap_x = b.icmp_unsigned("==", tx1, ntid_x)
+    ty1 = b.add(ty, b.zext(wrap_x, I64))
+    wrap_y = b.icmp_unsigned("==", ty1, ntid_y)
     t0n = b.add(t0, I64(1))
-    t0.add_incoming(t0n, init_loop)
+    for v, nxt in ((t0, t0n), (tx, b.select(wrap_x, I64(0), tx1)), (ty, b.select(wrap_y, I64(0), ty1)),
+                   (tz, b.add(tz, b.zext(wrap_y, I64)))):
+        v.add_incoming(nxt, init_loop)
     b.cbranch(b.icmp_unsigned("<", t0n, tpc), init_loop, blocks["round"])
 
     b.position_at_end(blocks["round"])
@@ -1153,6 +1179,8 @@ def add_driver(llmod: ir.Module, kernel: ir.Function, name: str = "ptxvm_run") -
     quantum = b.add(steps, I64(L.QUANTUM))
     b.store(b.select(b.icmp_unsigned("<", quantum, budget), quantum, budget), _field(b, thr, L.T_LIMIT, I64))
     st1 = b.call(kernel, [ctx, thr])
+    ran = b.sub(b.load(_field(b, thr, L.T_STEPS, I64)), steps)
+    b.store(b.add(b.load(steps_sum), ran), steps_sum)
     is_fatal = b.or_(b.or_(b.icmp_unsigned("==", st1, I32(L.State.FAULT)), b.icmp_unsigned("==", st1, I32(L.State.TRAP))),
                      b.or_(b.icmp_unsigned("==", st1, I32(L.State.WATCHDOG)), b.icmp_unsigned("==", st1, I32(L.State.ASSERT))))
     b.cbranch(is_fatal, blocks["fatal"], blocks["classify"])
@@ -1216,10 +1244,17 @@ def add_driver(llmod: ir.Module, kernel: ir.Function, name: str = "ptxvm_run") -
     b.branch(blocks["round"])
 
     b.position_at_end(blocks["cta_next"])
+    # The CTA's last round of this call: threads not exited wait for the executor.
+    b.store(b.or_(b.load(pending), b.icmp_unsigned("!=", exited2, tpc)), pending)
     c.add_incoming(b.add(c, I64(1)), blocks["cta_next"])
     b.branch(blocks["cta_head"])
+    def count_steps():
+        b.atomic_rmw("add", b.gep(ctx, [I64(L.X_STEPS)]), b.load(steps_sum), "monotonic")
+
     b.position_at_end(blocks["done"])
-    b.ret(I32(0))
+    count_steps()
+    b.ret(b.select(b.load(pending), I32(L.PENDING), I32(0)))
     b.position_at_end(blocks["fatal"])
+    count_steps()
     b.ret(st1)
     return fn

@@ -38,7 +38,9 @@ X_PARAMS, X_PAGES, X_NPAGES, X_ALLOCS, X_SYMBOLS = 0, 1, 2, 3, 4
 X_SHARED_SIZE, X_LOCAL_SIZE, X_NTID, X_NCTAID, X_BUDGET, X_DYN_SHARED, X_PARAM_SIZE = 5, 6, 7, 10, 13, 14, 15
 X_CTAS, X_LOCAL_BASE, X_LOCAL_STRIDE, X_KFRAME = 16, 17, 18, 19   # per batch: where its CTA records and local memory are
 X_HOST_CALL = 20                 # per batch: i64 (*)(thread record, HostCall, operand), for malloc/free in a .func
-CTX_SLOTS = 21
+X_STEPS = 21                     # per batch: instructions run, summed by the driver calls (atomically)
+CTX_SLOTS = 22
+PENDING = -1                     # ptxvm_run's result when threads of its CTAs wait (none exited in error)
 
 QUANTUM = 1 << 20                # instructions a thread runs before it yields to the others
 PAGE_SHIFT = 8                   # allocations start on 256-byte boundaries (interp.memory.ALIGN)

@@ -22,8 +22,9 @@ class ScratchPool:
         self._free: list[np.ndarray] = []
         self._lock = threading.Lock()
 
-    def take(self, nbytes: int) -> np.ndarray:
-        """A zeroed ``uint8`` buffer of ``nbytes``: a returned one when the size matches."""
+    def take(self, nbytes: int, zero: bool = True) -> np.ndarray:
+        """A ``uint8`` buffer of ``nbytes``, zeroed unless ``zero=False`` (its user writes every
+        byte before reading it): a returned one when the size matches."""
         with self._lock:
             for i in range(len(self._free) - 1, -1, -1):
                 if self._free[i].size == nbytes:
@@ -32,8 +33,9 @@ class ScratchPool:
             else:
                 buf = None
         if buf is None:
-            return np.zeros(nbytes, dtype=np.uint8)
-        buf.fill(0)
+            return np.zeros(nbytes, dtype=np.uint8) if zero else np.empty(nbytes, dtype=np.uint8)
+        if zero:
+            buf.fill(0)
         return buf
 
     def give(self, bufs: Iterable[np.ndarray]) -> None:
