@@ -1183,7 +1183,7 @@ def add_driver(llmod: ir.Module, kernel: ir.Function, record_bytes: int, name: s
     b.store(b.add(b.load(steps_sum), ran), steps_sum)
     is_fatal = b.or_(b.or_(b.icmp_unsigned("==", st1, I32(L.State.FAULT)), b.icmp_unsigned("==", st1, I32(L.State.TRAP))),
                      b.or_(b.icmp_unsigned("==", st1, I32(L.State.WATCHDOG)), b.icmp_unsigned("==", st1, I32(L.State.ASSERT))))
-    b.cbranch(is_fatal, blocks["fatal"], blocks["classify"])
+    b.cbranch(is_fatal, blocks["fatal"], blocks["classify"]).set_weights([1, 1000])
 
     b.position_at_end(blocks["classify"])
     st = b.phi(I32)
@@ -1196,7 +1196,8 @@ def add_driver(llmod: ir.Module, kernel: ir.Function, record_bytes: int, name: s
     same = b.and_(b.and_(b.icmp_unsigned("==", st, I32(L.State.BARRIER)), b.icmp_unsigned("==", aux2, I32(0))),
                   b.or_(fresh, b.icmp_unsigned("==", aux, bid)))
     cls_fast, cls_slow, cls_join = (fn.append_basic_block(n) for n in ("cls_bar", "cls_other", "cls_join"))
-    b.cbranch(same, cls_fast, cls_slow)
+    # Weighted, so that LLVM keeps the branch: as selects, the slow side ran for every thread.
+    b.cbranch(same, cls_fast, cls_slow).set_weights([1000, 1])
     b.position_at_end(cls_fast)
     atbar_f = b.add(atbar, I64(1))
     b.branch(cls_join)
