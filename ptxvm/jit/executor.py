@@ -184,7 +184,8 @@ class _Batch:
         lb = max(p.local_window, 16)
         self.local = _SCRATCH.take(n * lb)
         xchg_cta = _xchg_bytes(tpc) if p.exchanges else 0
-        self.xchg = _SCRATCH.take(max(n_ctas * xchg_cta, 8)).view(np.uint64)
+        self._xchg_bytes = _SCRATCH.take(max(n_ctas * xchg_cta, 8))
+        self.xchg = self._xchg_bytes.view(np.uint64)
         self.ctas = np.zeros((n_ctas, L.CTA_RECORD // 4), dtype=np.uint32)
         ids = np.arange(first_cta, first_cta + n_ctas)
         gx, gy = g.grid[0], g.grid[1]
@@ -241,8 +242,8 @@ class _Batch:
             del callback
             self.stats.instructions += int(self.ctx[L.X_STEPS])
         # Only after a clean end: a fault report may still read the batch's memory.
-        _SCRATCH.give((self.records, self.shared, self.local, self.xchg.view(np.uint8)))
-        self.records = self.shared = self.local = self.xchg = self.view = None
+        _SCRATCH.give((self.records, self.shared, self.local, self._xchg_bytes))
+        self.records = self.shared = self.local = self.xchg = self._xchg_bytes = self.view = None
 
     def _settle(self, state: np.ndarray) -> bool:
         """Release what can be released; False when nothing could (deadlock)."""

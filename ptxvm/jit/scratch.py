@@ -2,7 +2,8 @@
 
 A batch needs tens of MB at once (thread records, local and shared memory, warp exchange
 slots). Fresh ones come from the kernel as untouched pages, and the first write of each page
-is a fault plus the kernel zeroing it: a third of a 256x256 tiled matmul's time went there.
+is a fault plus the kernel zeroing it: a third of a 256x256 tiled matmul's time, launched
+on host arrays, went there.
 A buffer given back is zeroed again with ``fill(0)`` on its next use, pages already mapped.
 """
 
