@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from .errors import (  # noqa: F401
     CodegenError, DeadlockError, Diagnostic, IsaTableError, KernelFault, LaunchError, PtxEncodingError, PtxError,
-    PtxSemanticError, PtxSyntaxError, PtxVersionWarning, TrapError, UnsupportedError, WatchdogError,
+    PtxSemanticError, PtxSyntaxError, PtxVersionWarning, ResourceError, TrapError, UnsupportedError, WatchdogError,
 )
 
 __version__ = "0.1.0"
@@ -48,5 +48,5 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'ptxvm' has no attribute {name!r}")
 
 
-__all__ = ["Module", "DeviceArray", "Kernel", "to_device", "KernelFault", "LaunchError","parse", "load", "format_ptx", "PtxError", "PtxSyntaxError", "PtxSemanticError",
+__all__ = ["Module", "DeviceArray", "Kernel", "to_device", "KernelFault", "LaunchError", "ResourceError", "parse", "load", "format_ptx", "PtxError", "PtxSyntaxError", "PtxSemanticError",
            "PtxEncodingError", "Diagnostic", "UnsupportedError", "CodegenError", "__version__"]

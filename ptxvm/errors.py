@@ -109,6 +109,12 @@ class LaunchError(PtxError):
     """A kernel launch was asked for with wrong arguments, geometry or options."""
 
 
+class ResourceError(PtxError):
+    """A request beyond one of ptxvm's documented limits (``ptxvm.limits``): a declaration,
+    register file, grid, argument or allocation too large. Raised before anything is allocated;
+    the message says what was asked, the limit, and how to raise it."""
+
+
 class KernelFault(PtxError):
     """A kernel did something that faults on a GPU: bad address, trap, deadlock, endless loop.
 
