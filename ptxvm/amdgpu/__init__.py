@@ -8,12 +8,24 @@ Pipeline: ``lowering`` (the shared lifter with ``hooks.AmdgpuHooks``) -> LLVM O3
 codegen in the isolated worker (``ptxvm.jit.toolchain``) -> ``link`` (ld.lld) -> ``check``
 (ELF header, metadata note, kernel descriptors, argument layout) -> ``CodeObject``.
 Targets are data: ``isa/targets/<name>.toml``, loaded by ``targets``.
+
+The package is lazy: ``ptxvm.amdgpu.targets`` (listing targets, for ``--help`` and
+``--version``) needs no llvmlite; ``compile`` and ``CodeObject`` load codegen on first use.
 """
 
 from __future__ import annotations
 
-from .codegen import compile
-from .codeobject import CodeObject
 from .targets import Target, available, load_target
 
 __all__ = ["CodeObject", "Target", "available", "compile", "load_target"]
+
+
+def __getattr__(name: str):
+    # Codegen imports llvmlite: only what translates pays for it.
+    if name == "compile":
+        from .codegen import compile
+        return compile
+    if name == "CodeObject":
+        from .codeobject import CodeObject
+        return CodeObject
+    raise AttributeError(f"module 'ptxvm.amdgpu' has no attribute {name!r}")
