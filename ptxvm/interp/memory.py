@@ -17,7 +17,9 @@ Every access is checked against this map: bounds, allocation, alignment.
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass, field
+import collections
+import threading
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -29,6 +31,7 @@ LOCAL_LIMIT = 0x3_0000_0000
 GLOBAL_BASE = 0x7_0000_0000
 GUARD_BYTES = 256
 ALIGN = 256
+_EMPTY = np.zeros(0, dtype=np.uint8)     # a freed allocation's bytes
 
 
 @dataclass
@@ -60,20 +63,45 @@ class MemoryFault(Exception):
         self.message, self.lane, self.address, self.space, self.allocation = message, lane, address, space, allocation
 
 
-@dataclass
 class DeviceMemory:
-    """Global allocations of one device (shared across launches)."""
+    """Global allocations of one device (shared across launches).
 
-    allocations: list[Allocation] = field(default_factory=list)   # sorted by base
-    _bases: list[int] = field(default_factory=list)
-    _next: int = GLOBAL_BASE
-    # Opt-in write attribution (differential testing); the store paths check it once per step.
-    writes: "WriteTracker | None" = None
+    Thread safety: ``alloc`` and ``free`` are atomic (one lock). The allocation table is
+    replaced, never changed in place, so a reader (a running launch, ``find``) that took
+    ``allocations`` once sees one consistent table even while another thread allocates.
+    ``free`` drops the allocation's bytes at once (nothing keeps them alive); its address
+    range is never handed out again, so a stale pointer faults instead of reaching new data.
+    """
+
+    # Freed ranges remembered for fault messages ("inside `x` which was freed"), newest last.
+    GRAVEYARD = 4096
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self._table: tuple[list[Allocation], list[int]] = ([], [])     # sorted by base
+        self._freed: collections.deque[Allocation] = collections.deque(maxlen=self.GRAVEYARD)
+        self._next = GLOBAL_BASE
+        # Opt-in write attribution (differential testing); the store paths check it once per step.
+        self.writes: "WriteTracker | None" = None
+
+    @property
+    def allocations(self) -> list[Allocation]:
+        """The live allocations, sorted by base (a snapshot: do not modify)."""
+        return self._table[0]
+
+    @property
+    def _bases(self) -> list[int]:
+        return self._table[1]
+
+    def live_bytes(self) -> int:
+        """Bytes held by live allocations (what a leak check counts)."""
+        return sum(a.data.nbytes for a in self._table[0])
 
     def alloc(self, size: int, name: str, *, space: str = "global", data: bytes | np.ndarray | None = None,
               share: np.ndarray | None = None) -> Allocation:
         """A new allocation of ``size`` bytes: zeros, a copy of ``data``, or ``share`` itself (uint8,
-        at least ``size`` bytes, used in place: the interpreter's view of a host array)."""
+        at least ``size`` bytes, used in place: the interpreter's view of a host array).
+        Callers check ``ptxvm.limits`` first; the buffer is made outside the lock."""
         size = max(int(size), 1)
         padded = (size + 15) // 16 * 16
         if share is not None:
@@ -87,30 +115,53 @@ class DeviceMemory:
             buf = np.empty(padded, dtype=np.uint8)      # one pass: copy, then zero the rest
             buf[:raw.size] = raw
             buf[raw.size:] = 0
-        a = Allocation(self._next, size, buf, name, space)
-        self._next += (size + GUARD_BYTES + ALIGN - 1) // ALIGN * ALIGN
-        self.allocations.append(a)
-        self._bases.append(a.base)
+        with self._lock:
+            a = Allocation(self._next, size, buf, name, space)
+            self._next += (size + GUARD_BYTES + ALIGN - 1) // ALIGN * ALIGN
+            allocs, bases = self._table
+            # Bases only grow, so the new allocation goes last; new lists, published at once.
+            self._table = (allocs + [a], bases + [a.base])
         return a
 
     def free(self, a: Allocation) -> None:
-        a.freed = True
+        """Release ``a`` (idempotent): out of the table, its bytes dropped."""
+        with self._lock:
+            if a.freed:
+                return
+            a.freed = True
+            allocs, bases = self._table
+            i = bisect.bisect_left(bases, a.base)
+            if i < len(bases) and allocs[i] is a:
+                self._table = (allocs[:i] + allocs[i + 1:], bases[:i] + bases[i + 1:])
+            a.data = _EMPTY
+            self._freed.append(a)
 
     def find(self, address: int) -> Allocation | None:
-        i = bisect.bisect_right(self._bases, address) - 1
-        if i >= 0 and not self.allocations[i].freed and address < self.allocations[i].end:
-            return self.allocations[i]
+        allocs, bases = self._table
+        i = bisect.bisect_right(bases, address) - 1
+        if i >= 0 and address < allocs[i].end:
+            return allocs[i]
+        return None
+
+    def _freed_at(self, address: int) -> Allocation | None:
+        for a in reversed(self._freed):
+            if a.base <= address < a.end:
+                return a
         return None
 
     def nearest(self, address: int) -> str:
         """A human description of the allocation nearest to ``address``."""
-        if not self.allocations:
+        gone = self._freed_at(address)
+        if gone is not None:
+            return f"inside `{gone.name}` [0x{gone.base:x}, 0x{gone.end:x}) which was freed"
+        allocs, bases = self._table
+        if not allocs:
             return "no allocations exist"
-        i = bisect.bisect_right(self._bases, address) - 1
+        i = bisect.bisect_right(bases, address) - 1
         best = []
         for j in (i, i + 1):
-            if 0 <= j < len(self.allocations):
-                a = self.allocations[j]
+            if 0 <= j < len(allocs):
+                a = allocs[j]
                 where = f"`{a.name}` [0x{a.base:x}, 0x{a.end:x})"
                 if address >= a.end:
                     k = address - a.end
@@ -120,8 +171,7 @@ class DeviceMemory:
                     k = a.base - address
                     best.append((k, f"{k} byte{'s' * (k != 1)} before {where}"))
                 else:
-                    best.append((0, f"inside `{a.name}` [0x{a.base:x}, 0x{a.end:x})"
-                                 + (" which was freed" if a.freed else "")))
+                    best.append((0, f"inside `{a.name}` [0x{a.base:x}, 0x{a.end:x})"))
         return min(best)[1]
 
     # --------------------------------------------------------------- vector access
@@ -137,20 +187,21 @@ class DeviceMemory:
 
     def _locate(self, addr: np.ndarray, nbytes: int, space: str) -> tuple[np.ndarray, list]:
         """Allocation index per lane (checked); returns (index array, allocation list)."""
-        bases = np.asarray(self._bases, dtype=np.uint64)
+        allocs, bases_list = self._table
+        bases = np.asarray(bases_list, dtype=np.uint64)
         idx = np.searchsorted(bases, addr, side="right").astype(np.int64) - 1
         ok = idx >= 0
         safe = np.where(ok, idx, 0)
-        ends = np.asarray([a.end if not a.freed else a.base for a in self.allocations], dtype=np.uint64)
+        ends = np.asarray([a.end for a in allocs] or [0], dtype=np.uint64)
         ok &= (addr + np.uint64(nbytes)) <= ends[safe]
         if space == "const":
-            ok &= np.asarray([a.space == "const" for a in self.allocations])[safe]
+            ok &= np.asarray([a.space == "const" for a in allocs] or [False])[safe]
         if not ok.all():
             lane = int(np.argmin(ok))
             a = int(addr[lane])
             raise MemoryFault(f"out-of-bounds {space} access of {nbytes} bytes at 0x{a:x} "
                               f"({self.nearest(a)})", lane, a, space)
-        return safe, self.allocations
+        return safe, allocs
 
     def load(self, addr: np.ndarray, dtype: np.dtype, space: str = "global") -> np.ndarray:
         dtype = np.dtype(dtype)
@@ -235,11 +286,21 @@ def check_alignment(addr: np.ndarray, nbytes: int, space: str) -> None:
 
 
 def window_offsets(addr: np.ndarray, nbytes: int, size: int, space: str) -> np.ndarray:
-    """Bounds-check state-space offsets into a per-CTA (shared) or per-thread (local) window."""
-    bad = addr + np.uint64(nbytes) > np.uint64(size)
+    """Bounds-check state-space offsets into a per-CTA (shared) or per-thread (local) window.
+
+    Both ends: an offset "below" the window is a huge unsigned one (``buf - 4`` is
+    0xfff...fc), and ``addr + nbytes`` must not be allowed to wrap around to a small value."""
+    bad = window_bad(addr, nbytes, size)
     if bad.any():
         lane = int(np.argmax(bad))
         a = int(addr[lane])
         raise MemoryFault(f"out-of-bounds {space} access of {nbytes} bytes at offset 0x{a:x}; "
                           f"the {space} window holds {size} bytes", lane, a, space)
     return addr.astype(np.int64)
+
+
+def window_bad(addr: np.ndarray, nbytes: int, size: int) -> np.ndarray:
+    """Per lane: does the ``nbytes`` access at offset ``addr`` leave a ``size``-byte window?"""
+    if size < nbytes:
+        return np.ones(addr.shape, dtype=bool)
+    return addr > np.uint64(size - nbytes)
