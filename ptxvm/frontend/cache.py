@@ -11,19 +11,22 @@ keyed by the SHA-256 of
   so that any change to the grammar, the instruction table or the IR layout
   invalidates every entry.
 
-``PTXVM_NO_CACHE=1`` (or ``use_cache=False``) disables it. Entries are written
-atomically (temporary file + ``os.replace``); an unreadable, truncated or
-otherwise corrupted entry is ignored and rewritten, never fatal. Files with
-errors are not cached: their errors are reported on every load.
+``PTXVM_NO_CACHE=1`` (or ``use_cache=False``) disables it. Entries are stored by
+``cache_store``: sealed with an HMAC under a per-user secret kept outside the cache
+directory and checked before anything is unpickled, written atomically, and kept
+within the directory's size cap (``PTXVM_CACHE_MAX``, least recently used out
+first). An entry that fails its seal (a flipped bit, a truncation, a copy under
+another key, a file written by anyone without the secret) or fails to decode is a
+miss: it is removed and rewritten, never fatal and never a wrong module. Files
+with errors are not cached: their errors are reported on every load.
 
 Encoding: the IR is made of frozen slotted dataclasses, whose default pickling
 goes through a Python ``__setstate__`` loop per object. Entries are instead
 pickled with (a) equal operand objects (registers, immediates, symbols,
 addresses...) shared, and (b) every node rebuilt by a generated constructor that
 fills the slots directly. That keeps loading a large module ~20-40x faster than
-parsing it. The entries are pickles: the cache directory must be private to the
-user (as the default one is); never point ``PTXVM_CACHE_DIR`` at a directory
-other users can write.
+parsing it. The unpickler resolves only those constructors and the IR's classes:
+should the secret leak, a forged entry still cannot name any other callable.
 """
 
 from __future__ import annotations
@@ -36,7 +39,6 @@ import os
 import pickle
 import re
 import sys
-import tempfile
 import warnings
 from enum import Enum
 from dataclasses import dataclass, field
@@ -47,33 +49,16 @@ from ..errors import Diagnostic, PtxSemanticError, PtxSyntaxError
 from ..ir import nodes
 from ..ir.nodes import Module
 from ..resources import data_dir
+from .cache_store import (CacheWarning, cache_clear, cache_dir, cache_enabled, cache_info, read_sealed,
+                          remove, write_sealed)
 
-FORMAT = 1
+FORMAT = 2          # 2: entries are sealed (cache_store), unpickled with only the IR's own globals
 _MAGIC = b"PTXVMC%d\n" % FORMAT
+_KIND = "modules"
 _PACKAGE = Path(__file__).resolve().parent.parent
-_FALSE = {"", "0", "false", "no", "off"}
 
 
-# ------------------------------------------------------------------ settings
-
-def cache_dir() -> Path:
-    """Where entries live: ``$PTXVM_CACHE_DIR`` or the platform's user cache dir."""
-    env = os.environ.get("PTXVM_CACHE_DIR")
-    if env:
-        return Path(env).expanduser()
-    try:
-        from platformdirs import user_cache_dir
-    except ImportError:  # pragma: no cover - platformdirs is a dependency
-        return Path.home() / ".cache" / "ptxvm"
-    return Path(user_cache_dir("ptxvm", appauthor=False))
-
-
-def cache_enabled(use_cache: bool | None = None) -> bool:
-    """``use_cache`` wins when given; otherwise on unless ``PTXVM_NO_CACHE`` is set."""
-    if use_cache is not None:
-        return bool(use_cache)
-    return os.environ.get("PTXVM_NO_CACHE", "").strip().lower() in _FALSE
-
+# ------------------------------------------------------------------ keys
 
 @cache
 def toolchain_fingerprint() -> str:
@@ -105,7 +90,7 @@ def entry_key(data: bytes, filename: str | None, verify: bool) -> str:
 
 
 def entry_path(key: str) -> Path:
-    return cache_dir() / "modules" / key[:2] / f"{key}.bin"
+    return cache_dir() / _KIND / key[:2] / f"{key}.bin"
 
 
 # ------------------------------------------------------------------ encoding
@@ -297,8 +282,34 @@ def encode_entry(payload: tuple, module: Module) -> bytes:
     return buf.getvalue()
 
 
+_ALLOWED_MODULES = frozenset({nodes.__name__, nodes.Module.__module__, "ptxvm.ir.types"})
+
+
+class _Unpickler(pickle.Unpickler):
+    """Resolves only what ``_Pickler`` writes: this module's node makers and the IR's own
+    classes and enums. Entries are sealed first; this is the second wall, should the secret leak."""
+
+    def find_class(self, module: str, name: str):
+        if module == __name__ and (name == "_same" or name.startswith(("_mk_", "_mks_"))):
+            obj = globals().get(name)
+        elif module in _ALLOWED_MODULES and not name.startswith("_"):
+            obj = getattr(sys.modules.get(module), name, None)
+            if not (isinstance(obj, type) and obj.__module__ in _ALLOWED_MODULES):
+                obj = None
+        else:
+            obj = None
+        if obj is None:
+            raise pickle.UnpicklingError(f"cache entry refers to {module}.{name}")
+        return obj
+
+
 def decode_entry(blob: bytes) -> tuple[tuple, Module]:
-    if not blob.startswith(_MAGIC):
+    """The (payload, module) of ``encode_entry``'s bytes (not sealed: see ``_read_entry``)."""
+    return _decode(bytes(blob) if not isinstance(blob, bytes) else blob, 0)
+
+
+def _decode(blob: bytes, start: int) -> tuple[tuple, Module]:
+    if not blob.startswith(_MAGIC, start):
         raise ValueError("not a ptxvm cache entry")
     # The module's tens of thousands of objects (none cyclic) are made with the collector off,
     # then moved to the oldest generation unscanned: left young, the next collections would
@@ -315,7 +326,9 @@ def decode_entry(blob: bytes) -> tuple[tuple, Module]:
         gc.collect(1)
     gc.disable()
     try:
-        payload, module = pickle.loads(memoryview(blob)[len(_MAGIC):])
+        stream = io.BytesIO(blob)         # shares the bytes object: no copy
+        stream.seek(start + len(_MAGIC))
+        payload, module = _Unpickler(stream).load()
         if promote:
             due = min(gc.get_count()[2], gc.get_threshold()[2] + 1)
             gc.freeze()
@@ -371,22 +384,26 @@ def _parse_capturing(data: bytes | str, filename: str | None, verify: bool) -> C
 
 
 def _read_entry(path: Path, key: str) -> CheckResult | None:
-    try:
-        blob = path.read_bytes()
-    except OSError:
+    """The hit stored at ``path``, or None. The seal is checked before anything is unpickled;
+    an entry that fails it, or (sealed by us, so a bug) fails to decode, is removed."""
+    payload = read_sealed(path, _KIND, key)
+    if payload is None:
         return None
     try:
-        (stored_key, diags, warns), module = decode_entry(blob)
+        blob = payload.obj                # the file's bytes: the payload starts after the seal
+        assert isinstance(blob, bytes)
+        (stored_key, diags, warns), module = _decode(blob, len(blob) - payload.nbytes)
         if stored_key != key:
-            return None
+            raise ValueError("entry made for another key")
         return CheckResult(module, [Diagnostic(*d) for d in diags],
                            [Diagnostic(*w) for w in warns], cached=True)
     except Exception:  # noqa: BLE001 - a damaged entry is a miss, whatever the damage
+        remove(path)
         return None
 
 
 def _fields(d: Diagnostic) -> tuple:
-    return (d.message, d.filename, d.line, d.column, d.source_line, d.severity)
+    return (d.message, d.filename, d.line, d.column, d.source_line, d.severity, d.category)
 
 
 def _write_entry(path: Path, key: str, result: CheckResult) -> bool:
@@ -396,21 +413,7 @@ def _write_entry(path: Path, key: str, result: CheckResult) -> bool:
                              [_fields(w) for w in result.warnings]), result.module)
     except Exception:  # noqa: BLE001 - an unpicklable module is simply not cached
         return False
-    tmp = None
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".bin", dir=path.parent)
-        with os.fdopen(fd, "wb") as f:
-            f.write(blob)
-        os.replace(tmp, path)
-        return True
-    except OSError:
-        if tmp is not None:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-        return False
+    return write_sealed(path, _KIND, key, blob)
 
 
 def check_bytes(data: bytes | str, filename: str | None = None, *, verify: bool = True,
@@ -464,18 +467,11 @@ def load_file(path: str | os.PathLike, *, verify: bool = True, use_cache: bool |
 
 
 def clear(directory: Path | None = None) -> int:
-    """Delete every cache entry; returns how many were removed."""
-    root = (directory or cache_dir()) / "modules"
-    n = 0
-    for p in root.glob("*/*.bin"):
-        try:
-            p.unlink()
-            n += 1
-        except OSError:
-            pass
-    return n
+    """Delete every cache entry (of every kind); returns how many were removed."""
+    return cache_clear(directory)
 
 
-__all__ = ["CheckResult", "cache_dir", "cache_enabled", "check_bytes", "check_file", "clear",
+__all__ = ["CacheWarning", "CheckResult", "cache_clear", "cache_dir", "cache_enabled", "cache_info",
+           "check_bytes", "check_file", "clear",
            "decode_entry", "encode_entry", "entry_key", "load_file", "load_text",
            "toolchain_fingerprint"]
