@@ -151,7 +151,7 @@ class MemoryHooks:
             if ref.offset:
                 target = target.bitcast(ptr(target.type.addrspace)).gep([I64(ref.offset)])
             return target.ptrtoint(I64)
-        f = fl.ml.module.functions.get(ref.name)
+        f = fl.ml.ptx_functions.get(ref.name)
         if f is not None and not f.is_kernel and not ref.offset:
             return fl.ml.device_function(ref.name, ins).ptrtoint(I64)
         raise fl.unsupported(ins, f"needs the address of `{ref.name}` in an initialiser, which this "
@@ -183,7 +183,7 @@ class MemoryHooks:
             return b.ptrtoint(self._variable_global(fl, name, ins), I64)
         if name in self.layout.module_locals:
             raise fl.unsupported(ins, f"uses the module-scope `.local` variable `{name}`")
-        f = fl.ml.module.functions.get(name)
+        f = fl.ml.ptx_functions.get(name)
         if f is not None and not f.is_kernel:
             return b.ptrtoint(fl.ml.device_function(name, ins), I64)
         raise fl.unsupported(ins, f"refers to `{name}`, which has no storage on this target")

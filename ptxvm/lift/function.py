@@ -261,6 +261,7 @@ class FunctionLowering:
 
     # ------------------------------------------------------------------ walking
     def lower_body(self) -> None:
+        self.ml.check_calls(self.fn)
         self.hooks.begin_function(self)
         self._walk(self.fn.body)
         if not self.terminated():
@@ -272,6 +273,7 @@ class FunctionLowering:
     def inline_call(self, callee: ptx.Function, params: dict[str, ir.Value]) -> None:
         """Lower ``callee``'s body here, its `.param`s bound to the caller's buffers: how calls to
         functions that synchronise become part of the kernel's state machine."""
+        self.ml.check_calls(callee)
         ret = self.new_block(f"ret_{callee.name}")
         self.inline.append((f"{callee.name}#{len(self.labels)}#", ret))
         self.scopes.append({})

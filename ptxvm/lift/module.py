@@ -14,6 +14,7 @@ from llvmlite import ir
 
 from ..errors import UnsupportedError
 from ..ir import nodes as ptx
+from ..ir.calls_check import check_calls
 from .function import I8P, I32, FunctionLowering
 from .hooks import TargetHooks
 
@@ -50,6 +51,11 @@ class ModuleLowering:
             self.llmod.data_layout = hooks.data_layout
         self.sites: list[Site] = []
         self.functions: dict[str, ir.Function] = {}
+        # ``module.functions`` builds a new dict per use: look functions up in one copy (a
+        # module of 20,000 kernels made every call site a pass over all of them).
+        self.ptx_functions: dict[str, ptx.Function] = module.functions
+        self._calls_checked: set[str] = set()
+        self._synchronises: dict[str, bool] = {}
         self._pending: list[tuple[ptx.Function, ir.Function]] = []
         self.current: FunctionLowering | None = None
         self.symbols: list[str] = []            # module symbols whose addresses the launch supplies
@@ -82,7 +88,7 @@ class ModuleLowering:
         fn = self.functions.get(name)
         if fn is not None:
             return fn
-        f = self.module.functions.get(name)
+        f = self.ptx_functions.get(name)
         if f is None or f.body is None:
             raise self.unsupported(ins, f"calls `{name}`, which has no body in this module")
         ptrs = [I8P] * (len(f.returns) + len(f.params))
@@ -93,10 +99,23 @@ class ModuleLowering:
         self._pending.append((f, fn))
         return fn
 
+    def check_calls(self, f: ptx.Function) -> None:
+        """Refuse a call in ``f`` whose arguments do not match its callee (a located
+        PtxSemanticError, the verifier's own check), once per function."""
+        if f.name not in self._calls_checked:
+            check_calls(self.module, only=(f,), functions=self.ptx_functions)
+            self._calls_checked.add(f.name)
+
     def synchronises(self, f: ptx.Function) -> bool:
         """Whether ``f`` (or anything it calls) stops threads: such functions are inlined."""
         if self.hooks.inline_synchronising is False:
             return False
+        known = self._synchronises.get(f.name)
+        if known is None:
+            known = self._synchronises[f.name] = self._synchronises_walk(f)
+        return known
+
+    def _synchronises_walk(self, f: ptx.Function) -> bool:
         seen: set[str] = set()
         stack = [f]
         while stack:
@@ -112,7 +131,7 @@ class ModuleLowering:
                     if callee is not None:
                         if callee.name == "vprintf":
                             return True
-                        h = self.module.functions.get(callee.name)
+                        h = self.ptx_functions.get(callee.name)
                         if h is not None:
                             stack.append(h)
         return False
@@ -143,7 +162,7 @@ class ModuleLowering:
         if finish is not None:
             finish(self, entry)
         if self._atomics is None:            # the same for every kernel lowered with this object
-            self._atomics = any(i.opcode in ("atom", "red") for f in self.module.functions.values()
+            self._atomics = any(i.opcode in ("atom", "red") for f in self.ptx_functions.values()
                                 if f.body is not None for i in f.body.instructions())
         return LiftedModule(str(self.llmod) if text else "", kernel.name, entry.name, self.sites, self.symbols,
                             self._atomics)

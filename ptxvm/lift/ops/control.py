@@ -92,7 +92,7 @@ def _call(fl: FunctionLowering, ins: ptx.Instruction) -> None:
     if callee.name in ("vprintf", "__assertfail", "malloc", "free"):
         fl.hooks.builtin_call(fl, ins, callee.name, rets, args)
         return
-    target = fl.ml.module.functions.get(callee.name)
+    target = fl.ml.ptx_functions.get(callee.name)
     if target is not None and target.body is not None and fl.ml.synchronises(target):
         if any(callee.name == p.split("#")[0] for p, _ in fl.inline):
             raise fl.unsupported(ins, "recurses into a function that synchronises (barrier, warp "
@@ -102,7 +102,7 @@ def _call(fl: FunctionLowering, ins: ptx.Instruction) -> None:
         for name, op in zip(names, (*rets, *args)):
             buf = fl.param_buffer(op.name) if isinstance(op, ptx.Symbol) else None
             if buf is None:
-                raise fl.unsupported(ins, f"passes `{op}`, which is not a `.param` variable")
+                raise fl.unsupported(ins, _not_param(op))
             bufs[name] = buf
         fl.inline_call(target, bufs)
         return
@@ -110,7 +110,7 @@ def _call(fl: FunctionLowering, ins: ptx.Instruction) -> None:
     ptrs = []
     for op in (*rets, *args):
         if not isinstance(op, ptx.Symbol) or fl.param_buffer(op.name) is None:
-            raise fl.unsupported(ins, f"passes `{op}`, which is not a `.param` variable")
+            raise fl.unsupported(ins, _not_param(op))
         ptrs.append(fl.param_buffer(op.name))
     fl.hooks.before_call(fl)
     status = fl.b.call(fn, [*fl.hooks.function_prefix_values(fl), *ptrs])
@@ -120,11 +120,21 @@ def _call(fl: FunctionLowering, ins: ptx.Instruction) -> None:
 __all__ = ["I8P", "ir"]
 
 
+def _not_param(op) -> str:
+    """Why an argument the lifter cannot bind is refused (ptxas accepts registers and
+    immediates in non-ABI calls; the lifter passes `.param` buffers only)."""
+    what = "a register" if isinstance(op, ptx.Register) else "an immediate" if isinstance(op, ptx.Immediate) \
+        else "not a `.param` variable"
+    if what.startswith("not"):
+        return f"passes `{op}`, which is {what}"
+    return (f"passes `{op}`, which is {what}: calls that pass registers or immediates instead of "
+            f"`.param` variables are not translated")
+
+
 def _indirect_call(fl: FunctionLowering, ins: ptx.Instruction, callee, rets, args, rest) -> None:
     """`call (r), %fptr, (a), proto;`: compare the pointer with every function of a matching
     shape (or the `.calltargets` list) and call the one it names; anything else faults."""
-    module = fl.ml.module
-    candidates = [f for f in module.functions.values()
+    candidates = [f for f in fl.ml.ptx_functions.values()
                   if f.body is not None and not f.is_kernel
                   and len(f.params) == len(args) and len(f.returns) == len(rets)]
     if not candidates:
@@ -132,7 +142,7 @@ def _indirect_call(fl: FunctionLowering, ins: ptx.Instruction, callee, rets, arg
     ptrs = []
     for op in (*rets, *args):
         if not isinstance(op, ptx.Symbol) or fl.param_buffer(op.name) is None:
-            raise fl.unsupported(ins, f"passes `{op}`, which is not a `.param` variable")
+            raise fl.unsupported(ins, _not_param(op))
         ptrs.append(fl.param_buffer(op.name))
     b = fl.b
     target = fl.read(callee, ScalarType.U64)

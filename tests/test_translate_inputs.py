@@ -1,0 +1,141 @@
+"""Inputs that `translate` and the host JIT must refuse clearly or handle at scale (issue 12):
+calls that do not match their callee, very long names, many kernels, `-o` as a file, a
+missing ziglang.
+
+What is legal comes from ptxas (``ptxas -arch=sm_80 f.ptx -o /dev/null``, CUDA 13), quoted
+per case; the messages are ours and pinned exactly.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ptxvm
+from ptxvm.cli import main
+from ptxvm.errors import PtxSemanticError
+
+HEAD = ".version 7.0\n.target sm_80\n.address_size 64\n"
+
+
+def _call_module(fdecl: str, fbody: str, caller_decls: str, call: str) -> str:
+    """A `.func` declared by ``fdecl`` (line 5) and a kernel whose call sits on line 24
+    (``caller_decls``: two lines)."""
+    return HEAD + f"""
+{fdecl}
+{{
+{fbody}
+    ret;
+}}
+
+.visible .entry k(.param .u64 out)
+{{
+    .reg .b32 %r<4>;
+    .reg .f32 %f<4>;
+    .reg .b64 %rd<4>;
+    ld.param.u64 %rd1, [out];
+    mov.u32 %r1, 5;
+    {{
+{caller_decls}
+    st.param.b32 [p0], %r1;
+    {call}
+    }}
+    st.global.u32 [%rd1], %r2;
+    ret;
+}}
+"""
+
+
+F1 = ".func (.param .b32 r) f(.param .b32 a)"
+F2 = ".func (.param .b32 r) f(.param .b32 a, .param .b32 b)"
+BODY = "    .reg .b32 %x;\n    ld.param.b32 %x, [a];\n    st.param.b32 [r], %x;"
+DECLS = "    .param .b32 p0;\n    .param .b32 q;"
+
+# (name, callee, caller's two declaration lines, the call, our message after "file:24:5: error: ")
+# ptxas's verdict for each: the comment.
+BAD_CALLS = [
+    # ptxas: "Call has wrong number of parameters"
+    ("fewer_args", F2, BODY, DECLS, "call (q), f, (p0);",
+     "`call (q), f, (p0);` passes 1 argument to `f`, which takes 2 (declared at line 5)"),
+    ("more_args", F1, BODY, "    .param .b32 p0;\n    .param .b32 q, p1;", "call (q), f, (p0, p1);",
+     "`call (q), f, (p0, p1);` passes 2 arguments to `f`, which takes 1 (declared at line 5)"),
+    ("no_return_buffer", F1, BODY, "    .param .b32 p0;\n", "call f, (p0);",
+     "`call f, (p0);` has no return list, but `f` returns 1 value (declared at line 5): "
+     "write `call (r), ...` with a `.param` for the result"),
+    ("return_buffer_for_void", ".func f(.param .b32 a)", "    .reg .b32 %x;\n    ld.param.b32 %x, [a];\n    add.s32 %x, %x, 1;",
+     DECLS, "call (q), f, (p0);",
+     "`call (q), f, (p0);` expects 1 result from `f`, which returns nothing (declared at line 5)"),
+    # ptxas: "Type of argument does not match formal parameter 'a'" (+ "Alignment of ...")
+    ("narrower_arg", ".func (.param .b32 r) f(.param .b64 a)", BODY, DECLS, "call (q), f, (p0);",
+     "`call (q), f, (p0);` passes `p0` (.param .b32, 4 bytes) as argument 1 of `f`, whose parameter "
+     "`a` is .param .b64 (8 bytes) (declared at line 5)"),
+    ("scalar_for_array", ".func (.param .b32 r) f(.param .align 4 .b8 a[4])", BODY, DECLS,
+     "call (q), f, (p0);",
+     "`call (q), f, (p0);` passes `p0` (.param .b32, 4 bytes) as argument 1 of `f`, whose parameter "
+     "`a` is .param .align 4 .b8[4] (4 bytes) (declared at line 5)"),
+    ("wider_result", ".func (.param .b64 r) f(.param .b32 a)",
+     "    .reg .b64 %x;\n    mov.b64 %x, 0;\n    st.param.b64 [r], %x;", DECLS, "call (q), f, (p0);",
+     "`call (q), f, (p0);` passes `q` (.param .b32, 4 bytes) as result 1 of `f`, whose parameter "
+     "`r` is .param .b64 (8 bytes) (declared at line 5)"),
+    # ptxas: "Alignment of argument does not match formal parameter 'a'"
+    ("alignment", ".func (.param .b32 r) f(.param .align 4 .b8 a[8])", BODY,
+     "    .param .align 8 .b8 p0[8];\n    .param .b32 q;", "call (q), f, (p0);",
+     "`call (q), f, (p0);` passes `p0` aligned to 8 bytes as argument 1 of `f`, whose parameter `a` "
+     "is aligned to 4 (declared at line 5)"),
+]
+
+
+@pytest.mark.parametrize("name,fdecl,body,decls,call,message", BAD_CALLS, ids=[c[0] for c in BAD_CALLS])
+def test_mismatched_call_is_a_located_error_on_the_jit(name, fdecl, body, decls, call, message):
+    k = ptxvm.Module(_call_module(fdecl, body, decls, call), f"{name}.ptx")["k"]
+    with pytest.raises(PtxSemanticError) as e:
+        k(1, 1, (np.zeros(1, np.uint32),), device="cpu")
+    assert (e.value.filename, e.value.line, e.value.column) == (f"{name}.ptx", 24, 5)
+    assert e.value.message == message
+
+
+@pytest.mark.parametrize("name,fdecl,body,decls,call,message", BAD_CALLS[:3], ids=[c[0] for c in BAD_CALLS[:3]])
+def test_mismatched_call_fails_translate_with_status_1(tmp_path, capsys, name, fdecl, body, decls, call,
+                                                         message):
+    src = tmp_path / f"{name}.ptx"
+    src.write_text(_call_module(fdecl, body, decls, call))
+    code = main(["translate", str(src), "--arch", "gfx90a", "-o", str(tmp_path / "out"), "--emit-llvm"])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert err.splitlines()[0] == f"{src}:24:5: error: {message}"
+
+
+def test_same_size_other_kind_is_accepted_and_runs():
+    """ptxas accepts an `.f32` parameter given a `.b32` argument (same size): so do we."""
+    k = ptxvm.Module(_call_module(".func (.param .b32 r) f(.param .f32 a)", BODY, DECLS,
+                                  "call (q), f, (p0);\n    ld.param.b32 %r2, [q];"), "kinds.ptx")["k"]
+    out = np.zeros(1, np.uint32)
+    k(1, 1, (out,), device="cpu")
+    assert out[0] == 5
+
+
+def test_indirect_call_is_checked_against_its_prototype():
+    """ptxas: "Call has wrong number of parameters" for a prototype with two parameters."""
+    text = _call_module(F2, BODY, "    .param .b32 p0;\n    .param .b32 q; pr: .callprototype (.param .b32 _) _ "
+                        "(.param .b32 _, .param .b32 _);", "mov.u64 %rd2, f; call (q), %rd2, (p0), pr;")
+    k = ptxvm.Module(text, "proto.ptx")["k"]
+    with pytest.raises(PtxSemanticError) as e:
+        k(1, 1, (np.zeros(1, np.uint32),), device="cpu")
+    assert e.value.message == ("`call (q), %rd2, (p0), pr;` passes 1 argument to prototype `pr`, which "
+                               "takes 2 (declared at line 22)")
+
+
+def test_register_arguments_are_refused_by_name_not_by_a_traceback():
+    """ptxas accepts `.reg` parameters passed registers (a non-ABI call); the lifter binds
+    `.param` buffers only, so it refuses the call, naming it and its line."""
+    text = _call_module(".func (.reg .b32 r) f(.reg .b32 a)", "    add.s32 r, a, 1;", DECLS,
+                        "call (%r2), f, (%r1);")
+    k = ptxvm.Module(text, "regs.ptx")["k"]
+    with pytest.raises(ptxvm.UnsupportedError) as e:
+        k(1, 1, (np.zeros(1, np.uint32),), device="cpu")
+    assert (e.value.line, e.value.column) == (22, 5)      # its body is one line
+    assert e.value.message == ("`call (%r2), f, (%r1);` passes `%r2`, which is a register: calls that pass "
+                               "registers or immediates instead of `.param` variables are not translated "
+                               "(target host)")
