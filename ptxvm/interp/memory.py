@@ -18,10 +18,15 @@ from __future__ import annotations
 
 import bisect
 import collections
+import contextlib
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
+
+from .. import limits
+from ..limits import describe
 
 NULL_LIMIT = 0x1_0000
 SHARED_BASE = 0x1_0000_0000
@@ -55,6 +60,21 @@ class Allocation:
         return (d[:d.size - d.size % k] if d.size % k else d).view(dtype)
 
 
+def _buffer(size: int, data: bytes | np.ndarray | None, share: np.ndarray | None) -> np.ndarray:
+    padded = (size + 15) // 16 * 16
+    if share is not None:
+        assert share.dtype == np.uint8 and share.size >= size
+        return share
+    if data is None:
+        return np.zeros(padded, dtype=np.uint8)
+    raw = np.frombuffer(bytes(data), dtype=np.uint8) if not isinstance(data, np.ndarray) \
+        else data.reshape(-1).view(np.uint8)
+    buf = np.empty(padded, dtype=np.uint8)      # one pass: copy, then zero the rest
+    buf[:raw.size] = raw
+    buf[raw.size:] = 0
+    return buf
+
+
 class MemoryFault(Exception):
     """Raised by the memory layer; the executor turns it into a KernelFault with context."""
 
@@ -69,8 +89,9 @@ class DeviceMemory:
     Thread safety: ``alloc`` and ``free`` are atomic (one lock). The allocation table is
     replaced, never changed in place, so a reader (a running launch, ``find``) that took
     ``allocations`` once sees one consistent table even while another thread allocates.
-    ``free`` drops the allocation's bytes at once (nothing keeps them alive); its address
-    range is never handed out again, so a stale pointer faults instead of reaching new data.
+    ``free`` drops the allocation's bytes (at once, or when the running launches end: see
+    ``holding``); its address range is never handed out again, so a stale pointer faults
+    instead of reaching new data.
     """
 
     # Freed ranges remembered for fault messages ("inside `x` which was freed"), newest last.
@@ -81,6 +102,9 @@ class DeviceMemory:
         self._table: tuple[list[Allocation], list[int]] = ([], [])     # sorted by base
         self._freed: collections.deque[Allocation] = collections.deque(maxlen=self.GRAVEYARD)
         self._next = GLOBAL_BASE
+        self._used = 0                   # bytes of live allocations (ptxvm.limits device_memory)
+        self._holds = 0                  # launches running: freed bytes are kept until they end
+        self._deferred: list[np.ndarray] = []
         # Opt-in write attribution (differential testing); the store paths check it once per step.
         self.writes: "WriteTracker | None" = None
 
@@ -94,27 +118,40 @@ class DeviceMemory:
         return self._table[1]
 
     def live_bytes(self) -> int:
-        """Bytes held by live allocations (what a leak check counts)."""
-        return sum(a.data.nbytes for a in self._table[0])
+        """Bytes held by live allocations and by frees deferred while a launch runs (what a
+        leak check counts)."""
+        with self._lock:
+            return sum(a.data.nbytes for a in self._table[0]) + sum(d.nbytes for d in self._deferred)
+
+    @contextlib.contextmanager
+    def holding(self) -> Iterator[None]:
+        """While a launch runs: a freed allocation leaves the table at once (a new access
+        faults), but its bytes are released only when the launch ends, because generated code
+        may still hold their address (the JIT's tables, another CTA thread)."""
+        with self._lock:
+            self._holds += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._holds -= 1
+                if not self._holds:
+                    self._deferred.clear()
 
     def alloc(self, size: int, name: str, *, space: str = "global", data: bytes | np.ndarray | None = None,
               share: np.ndarray | None = None) -> Allocation:
         """A new allocation of ``size`` bytes: zeros, a copy of ``data``, or ``share`` itself (uint8,
         at least ``size`` bytes, used in place: the interpreter's view of a host array).
-        Callers check ``ptxvm.limits`` first; the buffer is made outside the lock."""
+        Refused with ``ResourceError`` beyond ``ptxvm.limits`` (allocation, device_memory)
+        before any buffer is made; the buffer is made outside the lock."""
         size = max(int(size), 1)
-        padded = (size + 15) // 16 * 16
-        if share is not None:
-            assert share.dtype == np.uint8 and share.size >= size
-            buf = share
-        elif data is None:
-            buf = np.zeros(padded, dtype=np.uint8)
-        else:
-            raw = np.frombuffer(bytes(data), dtype=np.uint8) if not isinstance(data, np.ndarray) \
-                else data.reshape(-1).view(np.uint8)
-            buf = np.empty(padded, dtype=np.uint8)      # one pass: copy, then zero the rest
-            buf[:raw.size] = raw
-            buf[raw.size:] = 0
+        self._reserve(size, name)
+        try:
+            buf = _buffer(size, data, share)
+        except BaseException:
+            with self._lock:
+                self._used -= size
+            raise
         with self._lock:
             a = Allocation(self._next, size, buf, name, space)
             self._next += (size + GUARD_BYTES + ALIGN - 1) // ALIGN * ALIGN
@@ -123,16 +160,27 @@ class DeviceMemory:
             self._table = (allocs + [a], bases + [a.base])
         return a
 
+    def _reserve(self, size: int, name: str) -> None:
+        lim = limits.current()
+        lim.check("allocation", size, f"allocation `{name}`")
+        with self._lock:
+            lim.check("device_memory", self._used + size,
+                      f"allocation `{name}` with {describe(self._used)} of device memory in use")
+            self._used += size
+
     def free(self, a: Allocation) -> None:
         """Release ``a`` (idempotent): out of the table, its bytes dropped."""
         with self._lock:
             if a.freed:
                 return
             a.freed = True
+            self._used -= a.size
             allocs, bases = self._table
             i = bisect.bisect_left(bases, a.base)
             if i < len(bases) and allocs[i] is a:
                 self._table = (allocs[:i] + allocs[i + 1:], bases[:i] + bases[i + 1:])
+            if self._holds:
+                self._deferred.append(a.data)
             a.data = _EMPTY
             self._freed.append(a)
 
