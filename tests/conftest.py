@@ -28,6 +28,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "lld: links AMD code objects with ld.lld from the ziglang wheel "
+                                       "(pip install 'ptxvm[amdgpu]'); skipped without it")
     if config.getoption("--update-golden", default=False):
         import os
         os.environ["PTXVM_UPDATE_GOLDEN"] = "1"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    from importlib.util import find_spec
+    if find_spec("ziglang") is not None:
+        return
+    skip = pytest.mark.skip(reason="needs ld.lld from the ziglang wheel: pip install 'ptxvm[amdgpu]'")
+    for item in items:
+        if "lld" in item.keywords:
+            item.add_marker(skip)

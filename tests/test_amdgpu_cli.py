@@ -22,6 +22,7 @@ def test_help_has_examples(capsys):
     assert "examples:" in out and "--arch gfx90a,gfx1030" in out and "gfx942" in out
 
 
+@pytest.mark.lld
 def test_translate_writes_every_output(tmp_path, capsys):
     code = main(["translate", str(PROBE), "--arch", "gfx90a,gfx1030", "-o", str(tmp_path / "out"),
                  "--emit-llvm", "--emit-asm", "--metadata", "--stats"])
@@ -49,6 +50,7 @@ def test_refused_file_reports_its_line_and_fails(tmp_path, capsys):
     assert not (tmp_path / "elementwise.gfx90a.hsaco").exists()      # stopped at the first failure
 
 
+@pytest.mark.lld
 def test_keep_going_and_json(tmp_path, capsys):
     code = main(["translate", str(REFUSED), str(ELEMENTWISE), "--arch", "gfx90a", "-o", str(tmp_path),
                  "--keep-going", "--json"])

@@ -19,6 +19,9 @@ import ptxvm
 from ptxvm.amdgpu import CodeObject, available, load_target
 from ptxvm.amdgpu.elf import EM_AMDGPU, ET_DYN, read_elf
 
+# Links code objects: needs ld.lld from the ziglang wheel (the `amdgpu` extra).
+pytestmark = pytest.mark.lld
+
 GOLDEN = Path(__file__).resolve().parent / "golden" / "amdgpu"
 PROBE = GOLDEN / "probe.ptx"
 DEFAULT_TARGETS = ("gfx90a", "gfx1030")     # wave64 CDNA and wave32 RDNA, checked in detail

@@ -15,6 +15,9 @@ from ptxvm.amdgpu.lowering import lift_module
 from ptxvm.amdgpu.msgpack import unpackb
 from ptxvm.amdgpu.targets import UnknownTargetError
 
+# Links code objects: needs ld.lld from the ziglang wheel (the `amdgpu` extra).
+pytestmark = pytest.mark.lld
+
 HEADER = ".version 8.0\n.target sm_80\n.address_size 64\n"
 KERNEL = """
 .visible .entry k(.param .u64 p)

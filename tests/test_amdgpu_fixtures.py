@@ -19,6 +19,9 @@ import ptxvm
 from ptxvm.amdgpu import available, load_target
 from ptxvm.amdgpu.lowering import lift_module
 
+# Links code objects: needs ld.lld from the ziglang wheel (the `amdgpu` extra).
+pytestmark = pytest.mark.lld
+
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 CORPUS = sorted([*FIXTURES.glob("nvcc/sm80/*.ptx"), *FIXTURES.glob("numba/*.ptx"), *FIXTURES.glob("triton/*.ptx")])
 

@@ -13,6 +13,9 @@ import pytest
 
 import ptxvm
 
+# Links code objects: needs ld.lld from the ziglang wheel (the `amdgpu` extra).
+pytestmark = pytest.mark.lld
+
 GOLDEN = Path(__file__).parent / "golden" / "amdgpu"
 SOURCE = GOLDEN / "lifted.ptx"
 

@@ -284,6 +284,7 @@ BY_VALUE_PTX = """
 """
 
 
+@pytest.mark.lld
 def test_by_value_parameters_are_the_whole_reads_only():
     """Scalars read whole with ld.param (even twice) are passed by value; a parameter whose
     address is taken, one read in part, and an aggregate stay byref.  The code object's

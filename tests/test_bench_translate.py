@@ -12,6 +12,9 @@ from pathlib import Path
 
 import pytest
 
+# Links code objects: needs ld.lld from the ziglang wheel (the `amdgpu` extra).
+pytestmark = pytest.mark.lld
+
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "benchmarks" / "bench_translate.py"
 
