@@ -139,3 +139,70 @@ def test_register_arguments_are_refused_by_name_not_by_a_traceback():
     assert e.value.message == ("`call (%r2), f, (%r1);` passes `%r2`, which is a register: calls that pass "
                                "registers or immediates instead of `.param` variables are not translated "
                                "(target host)")
+
+
+# ----------------------------------------------------------------------------- long names
+
+def _long_names_module(n: int) -> tuple[str, str]:
+    """A kernel and a `.func` whose registers, labels, `.param`s, function, global and kernel
+    names are each about ``n`` characters; the two registers of each pair differ only in
+    their last character (LLVM cuts local names at 1,024). Returns (text, kernel name)."""
+    r, lab, fn, g, a, ret, p, q = (c + c[-1] * n for c in ("%r", "$L", "f", "g", "a", "o", "p", "q"))
+    kernel = "k" * n
+    text = HEAD + f"""
+.global .u32 {g};
+.func (.param .b32 {ret}) {fn}(.param .b32 {a})
+{{
+    .reg .b32 {r}a, {r}b;
+    ld.param.b32 {r}a, [{a}];
+    add.s32 {r}b, {r}a, 1;
+    st.param.b32 [{ret}], {r}b;
+    ret;
+}}
+.visible .entry {kernel}(.param .u64 out)
+{{
+    .reg .b32 {r}1, {r}2;
+    .reg .b64 %rd1;
+    ld.param.u64 %rd1, [out];
+    mov.u32 {r}1, 5;
+    bra {lab};
+{lab}:
+    {{
+    .param .b32 {p};
+    .param .b32 {q};
+    st.param.b32 [{p}], {r}1;
+    call ({q}), {fn}, ({p});
+    ld.param.b32 {r}2, [{q}];
+    }}
+    st.global.u32 [{g}], {r}2;
+    ld.global.u32 {r}2, [{g}];
+    add.s32 {r}2, {r}2, {r}1;
+    st.global.u32 [%rd1], {r}2;
+    ret;
+}}
+"""
+    return text, kernel
+
+
+@pytest.mark.parametrize("n", [1_100, 10_000])
+def test_very_long_names_run_on_the_jit(n):
+    text, kernel = _long_names_module(n)
+    out = np.zeros(1, np.uint32)
+    ptxvm.Module(text, "long.ptx")[kernel](1, 1, (out,), device="cpu")
+    assert out[0] == (5 + 1) + 5                  # f(5) = 6 through the global, plus %r1
+
+
+@pytest.mark.lld
+@pytest.mark.parametrize("n", [1_100, 10_000])
+def test_very_long_names_translate_and_keep_their_symbols(tmp_path, n):
+    from ptxvm.amdgpu import compile as compile_ptx
+    from ptxvm.amdgpu.elf import read_elf
+    text, kernel = _long_names_module(n)
+    obj = compile_ptx(text, "gfx90a", filename="long.ptx")
+    assert obj.kernels == [kernel]
+    # The kernel keeps its full name as its symbol (a HIP host looks it up by that name) and
+    # the global its own: LLVM does not cut global names.
+    assert f'define amdgpu_kernel void @"{kernel}"' in obj.llvm_ir or f"define amdgpu_kernel void @{kernel}(" \
+        in obj.llvm_ir
+    assert "g" + "g" * n in obj.llvm_ir
+    assert read_elf(obj.hsaco) is not None

@@ -16,7 +16,7 @@ from llvmlite import ir
 
 from ..errors import CodegenError
 from ..ir import nodes as ptx
-from ..lift.module import ModuleLowering
+from ..lift.module import ModuleLowering, shorten_local_names
 from .hooks import AmdgpuHooks
 from .layout import module_layout
 from .targets import Target
@@ -63,4 +63,5 @@ def lift_module(module: ptx.Module, target: Target) -> str:
     version = llmod.add_metadata([ir.IntType(32)(1), "amdhsa_code_object_version",
                                   ir.IntType(32)(target.code_object_version * 100)])
     llmod.add_named_metadata("llvm.module.flags", version)
+    shorten_local_names(llmod)
     return str(llmod)

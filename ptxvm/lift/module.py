@@ -164,6 +164,8 @@ class ModuleLowering:
         if self._atomics is None:            # the same for every kernel lowered with this object
             self._atomics = any(i.opcode in ("atom", "red") for f in self.ptx_functions.values()
                                 if f.body is not None for i in f.body.instructions())
+        if text:
+            shorten_local_names(self.llmod)
         return LiftedModule(str(self.llmod) if text else "", kernel.name, entry.name, self.sites, self.symbols,
                             self._atomics)
 
@@ -185,6 +187,35 @@ def _may_spin(module: ptx.Module) -> bool:
             if ins.opcode in ("ld", "ldu") and any(m in ins.modifiers for m in ("volatile", "relaxed", "acquire")):
                 return True
     return False
+
+
+# LLVM truncates the names of local values (registers, blocks, arguments) to 1,024 characters
+# (NonGlobalValueMaxNameSize), so two PTX registers that differ after that point would be one
+# name twice ("multiple definition of local value"). Local names are only a reading aid: keep
+# their start and let llvmlite's per-function scope make them unique. Globals keep their names.
+LOCAL_NAME_MAX = 64
+
+
+def shorten_local_names(llmod: ir.Module, limit: int = LOCAL_NAME_MAX) -> None:
+    """Give every local value of ``llmod`` named beyond ``limit`` characters a short unique
+    name (run before the module is printed)."""
+    for fn in llmod.functions:
+        renamed = False
+        for v in _locals(fn):
+            if len(v.name) > limit:
+                v.name = v.name[:limit]        # the setter deduplicates within the function
+                renamed = True
+        if renamed:                            # llvmlite caches printed text: drop what is stale
+            for v in _locals(fn):
+                v.__dict__.pop("_StringReferenceCaching__cached_refstr", None)
+                v.__dict__.pop("_StrCaching__cached_str", None)
+
+
+def _locals(fn: ir.Function):
+    yield from fn.args
+    for block in fn.blocks:
+        yield block
+        yield from block.instructions
 
 
 def _mangle(name: str) -> str:
