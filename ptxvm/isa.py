@@ -28,6 +28,14 @@ class Status(str, Enum):
     UNSUPPORTED = "unsupported"
 
 
+class OpClass(str, Enum):
+    """Per-opcode facts executors and passes share (the ``classes`` field of the table)."""
+
+    WARP_SYNC = "warp-sync"      # lanes of a warp exchange values: read all sources, then write
+    CTA_SYNC = "cta-sync"        # threads of the CTA wait for each other
+    FRAGMENT = "fragment"        # tensor-core fragments: vectors of 32-bit registers
+
+
 class RoleKind(str, Enum):
     SRC = "src"
     DST = "dst"
@@ -90,6 +98,7 @@ class OpcodeSpec:
     forms: tuple[Form, ...]
     sm: int | None = None
     ptx: str | None = None
+    classes: frozenset[OpClass] = frozenset()
 
     def group_values(self) -> dict[str, frozenset[str]]:
         return {g: TABLE().groups[g] for f in self.forms for g in f.groups}
@@ -182,14 +191,25 @@ def _load_table(path: Path) -> IsaTable:
             status = Status(entry.get("status", "parsed-only"))
         except ValueError:
             raise IsaTableError(f"{where}: bad status {entry.get('status')!r}") from None
+        try:
+            classes = frozenset(OpClass(c) for c in entry.get("classes", []))
+        except ValueError:
+            raise IsaTableError(f"{where}: bad classes {entry.get('classes')!r}; known: "
+                                f"{[c.value for c in OpClass]}") from None
         ops[name] = OpcodeSpec(name, str(entry.get("section", "")), entry.get("title", ""),
-                               status, tuple(forms), entry.get("sm"), entry.get("ptx"))
+                               status, tuple(forms), entry.get("sm"), entry.get("ptx"), classes)
     return IsaTable(ops, groups, raw.get("meta", {}))
 
 
 @cache
 def TABLE() -> IsaTable:  # noqa: N802 - reads like a constant
     return _load_table(data_dir("isa") / "instructions.toml")
+
+
+@cache
+def opcodes_in(cls: OpClass) -> frozenset[str]:
+    """Every table opcode (an instruction's ``opcode``) of class ``cls``."""
+    return frozenset(name for name, spec in TABLE().ops.items() if cls in spec.classes)
 
 
 def _suggest(word: str, choices: set[str] | frozenset[str]) -> list[str]:

@@ -1,0 +1,19 @@
+"""Named, ordered analyses of the IR, shared by the verifier, the executors and the lifter.
+
+    from ptxvm.passes import run_pipeline
+    analyses = run_pipeline(module)
+    graph = analyses["callgraph"]          # a CallGraph
+    graph.reachable(kernel_name), graph.recursive, graph.uses_heap(kernel_name)
+
+This stage imports only ``ir`` and ``isa`` (DESIGN.md's table).
+"""
+
+from __future__ import annotations
+
+from .callgraph import CallGraph, CallGraphPass, FunctionFacts, call_target, operand_symbols
+from .pipeline import Analyses, Pass, run_pipeline
+
+DEFAULT_PIPELINE: tuple[Pass, ...] = (CallGraphPass(),)
+
+__all__ = ["Analyses", "CallGraph", "CallGraphPass", "DEFAULT_PIPELINE", "FunctionFacts", "Pass",
+           "call_target", "operand_symbols", "run_pipeline"]
