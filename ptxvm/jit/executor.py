@@ -12,19 +12,23 @@ from __future__ import annotations
 
 import ctypes
 import os
+import queue
 import sys
-from concurrent.futures import ThreadPoolExecutor
+import threading
+from concurrent.futures import Future
 from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
 
+from .. import limits
 from ..errors import DeadlockError, KernelFault, TrapError, WatchdogError, kernel_fault
 from ..interp import heap
 from ..interp.ops.async_copy import cp_async_too_big
 from ..interp.executor import LaunchStats, ModuleImage, layout
-from ..interp.memory import GLOBAL_BASE, LOCAL_BASE, SHARED_BASE, DeviceMemory, MemoryFault
-from ..interp.state import Geometry
+from ..interp.memory import (GLOBAL_BASE, LOCAL_BASE, LOCAL_LIMIT, SHARED_BASE, SHARED_LIMIT, DeviceMemory,
+                             MemoryFault)
+from ..interp.state import PARAM_BASE, PARAM_LIMIT, Geometry
 from ..ir import nodes as ptx
 from ..lift.module import LiftedModule, Site, lift_kernel
 from . import layout as L
@@ -54,6 +58,9 @@ class JitProgram:
     files: dict[int, str]
     heap: bool = False                 # calls device malloc/free: its CTAs run in order, on one host thread
     exchanges: bool = True             # warp instructions: the CTAs need exchange slots
+    call_frames: int | None = 0        # local bytes the `.func` frames need at most (None: recursion)
+    kernel_stack: int = 0              # host stack bytes of the kernel's own `.param` buffers
+    max_frame: int = 0                 # host stack bytes of the largest `.func` activation
 
     @property
     def kernel_frame(self) -> int:
@@ -61,9 +68,10 @@ class JitProgram:
 
     @property
     def local_window(self) -> int:
-        """Per-thread local memory: the kernel's frame, plus a call stack when `.func`s have frames."""
-        calls = any(v for k, v in self.symbols.frame_bytes.items() if k != self.kernel.name)
-        return self.kernel_frame + (L.CALL_STACK_BYTES if calls else 0)
+        """Per-thread local memory: the kernel's frame, plus a call stack for the `.func` frames:
+        as deep as the call graph needs, or (recursion) the stack budget, limits.stack_per_thread."""
+        frames = self.call_frames
+        return self.kernel_frame + (limits.current().stack_per_thread if frames is None else frames)
 
 
 def compile_kernel(module: ptx.Module, kernel: ptx.Function, image: ModuleImage, dynamic_shared: int,
@@ -77,7 +85,55 @@ def compile_kernel(module: ptx.Module, kernel: ptx.Function, image: ModuleImage,
     driver = _DRIVER(loaded.address("ptxvm_run"))
     record = hooks.record_bytes
     files = {i.index: i.path for i in module.items if isinstance(i, ptx.FileDirective)}
-    return JitProgram(kernel, lifted, lay, record, loaded, driver, files, _calls_heap(module), hooks.exchanges)
+    return JitProgram(kernel, lifted, lay, record, loaded, driver, files, _calls_heap(module), hooks.exchanges,
+                      _call_frames(module, kernel.name, lay.frame_bytes, lay.frame_align),
+                      hooks.kernel_stack, hooks.max_frame)
+
+
+def _callees(module: ptx.Module, f: ptx.Function) -> set[str]:
+    """The `.func`s ``f`` may call (an indirect call: any function with a body)."""
+    out: set[str] = set()
+    for i in (f.body.instructions() if f.body is not None else ()):
+        if i.opcode != "call":
+            continue
+        ops = [o for o in i.operands if not isinstance(o, ptx.ParenList)]
+        target = ops[0] if ops else None
+        if isinstance(target, ptx.Symbol):
+            if target.name in module.functions:
+                out.add(target.name)
+        else:
+            out.update(n for n, g in module.functions.items() if g.body is not None and not g.is_kernel)
+    return out
+
+
+def _call_frames(module: ptx.Module, kernel: str, frame_bytes: dict[str, int],
+                 frame_align: dict[str, int]) -> int | None:
+    """Local bytes the deepest chain of `.func` frames below ``kernel`` needs (each frame aligned
+    as push_frame aligns it), or None when the call graph has a cycle (recursion)."""
+    memo: dict[str, int | None] = {}
+    active: set[str] = set()
+
+    def need(name: str) -> int | None:
+        if name in active:
+            return None
+        if name in memo:
+            return memo[name]
+        active.add(name)
+        f = module.functions.get(name)
+        deepest = 0
+        for callee in sorted(_callees(module, f)) if f is not None else ():
+            n = need(callee)
+            if n is None:
+                active.discard(name)
+                memo[name] = None
+                return None
+            deepest = max(deepest, n)
+        active.discard(name)
+        own = frame_bytes.get(name, 0) if name != kernel else 0
+        memo[name] = deepest + (own + frame_align.get(name, 16) if own else 0)
+        return memo[name]
+
+    return need(kernel)
 
 
 def _calls_heap(module: ptx.Module) -> bool:
@@ -89,14 +145,66 @@ def _calls_heap(module: ptx.Module) -> bool:
     return False
 
 
-_POOL: ThreadPoolExecutor | None = None
+class _HostThreads:
+    """Host threads that run the generated code, each with a stack of a known size: the stack
+    budget the generated code checks (limits.stack_per_thread, call_depth) is then real, where
+    the main thread's stack is whatever the process was started with. Daemon threads: an
+    interrupted process does not wait for them."""
+
+    def __init__(self, workers: int, stack: int) -> None:
+        self.workers, self.stack = workers, stack
+        self.jobs: queue.SimpleQueue = queue.SimpleQueue()
+        with _STACK_LOCK:
+            old = threading.stack_size(stack)
+            try:
+                for i in range(workers):
+                    threading.Thread(target=self._work, name=f"ptxvm-cta-{i}", daemon=True).start()
+            finally:
+                threading.stack_size(old)
+
+    def _work(self) -> None:
+        while True:
+            job = self.jobs.get()
+            if job is None:
+                return
+            fn, args, fut = job
+            if fut.set_running_or_notify_cancel():
+                try:
+                    fut.set_result(fn(*args))
+                except BaseException as e:  # noqa: BLE001 - handed to the waiting thread
+                    fut.set_exception(e)
+
+    def submit(self, fn, *args) -> Future:
+        fut: Future = Future()
+        self.jobs.put((fn, args, fut))
+        return fut
+
+    def close(self) -> None:
+        for _ in range(self.workers):
+            self.jobs.put(None)
 
 
-def _pool(workers: int) -> ThreadPoolExecutor:
-    """One process-wide pool of host threads for CTA chunks (starting threads per launch costs ms)."""
+_STACK_LOCK = threading.Lock()
+_POOL: _HostThreads | None = None
+
+
+def host_stack_bytes(program: JitProgram) -> int:
+    """The host stack a thread running ``program`` needs: the driver's and the kernel's frames,
+    then `.func` frames up to the stack budget, with room for the generated code using more per
+    frame than the budget counts (spills) and for the frame whose check fails."""
+    lim = limits.current()
+    need = (8 << 20) + program.kernel_stack + 2 * program.max_frame + 2 * lim.stack_per_thread + 1024 * lim.call_depth
+    return (need + (1 << 20) - 1) >> 20 << 20
+
+
+def _pool(workers: int, stack: int) -> _HostThreads:
+    """One process-wide set of host threads for CTA chunks (starting threads per launch costs ms);
+    made anew when a launch needs more of them or a larger stack."""
     global _POOL
-    if _POOL is None or _POOL._max_workers < workers:
-        _POOL = ThreadPoolExecutor(max(workers, os.cpu_count() or 1), thread_name_prefix="ptxvm-cta")
+    if _POOL is None or _POOL.workers < workers or _POOL.stack < stack:
+        if _POOL is not None:
+            _POOL.close()
+        _POOL = _HostThreads(max(workers, _CPUS, _POOL.workers if _POOL else 0), max(stack, _POOL.stack if _POOL else 0))
     return _POOL
 
 
@@ -125,6 +233,10 @@ class _Launch:
         c[L.X_BUDGET] = max_steps
         c[L.X_DYN_SHARED] = dynamic_shared
         c[L.X_PARAM_SIZE] = self.params.size
+        lim = limits.current()
+        c[L.X_CALL_DEPTH], c[L.X_STACK_LIMIT] = lim.call_depth, lim.stack_per_thread
+        lim.check("stack_per_thread", program.kernel_stack, f"kernel `{program.kernel.name}`'s `.param` "
+                  "buffers for its calls")
 
     def map_memory(self) -> None:
         """(Re)build the page table and allocation table the generated code checks accesses
@@ -216,7 +328,7 @@ class _Batch:
         ctx = self.ctx.ctypes.data
         base = self.records.ctypes.data
         drv = self.launch.program.driver
-        pool = _pool(len(chunks)) if len(chunks) > 1 else None
+        pool = _pool(len(chunks), host_stack_bytes(self.launch.program))
         # The heap callback lives while the generated code may call it; dropped at the end, so
         # the batch's arrays do not wait in a reference cycle for the garbage collector.
         callback = _HOST_CALL(self._on_host_call)
@@ -224,12 +336,11 @@ class _Batch:
         try:
             init = 1
             while True:
-                if pool is None:
-                    codes = [drv(ctx, base + s * self.stride, m, self.stride, s, init) for s, m in chunks]
-                else:
-                    codes = list(pool.map(lambda c: drv(ctx, base + c[0] * self.stride, c[1], self.stride, c[0], init),
-                                          chunks))
+                codes = self._round(pool, [(drv, ctx, base + s * self.stride, m, self.stride, s, init)
+                                           for s, m in chunks])
                 init = 0
+                if L.State.INTERRUPTED in codes:
+                    raise KeyboardInterrupt
                 if any(c > 0 for c in codes):
                     self._fatal(self.view["state"])
                 if not any(codes):        # every thread exited (no pass over the records)
@@ -244,6 +355,23 @@ class _Batch:
         # Only after a clean end: a fault report may still read the batch's memory.
         _SCRATCH.give((self.records, self.shared, self.local, self._xchg_bytes))
         self.records = self.shared = self.local = self.xchg = self._xchg_bytes = self.view = None
+
+    def _round(self, pool: _HostThreads, calls: list[tuple]) -> list[int]:
+        """Run the driver calls on the host threads and wait for them. On Ctrl-C (the main thread
+        gets KeyboardInterrupt while it waits) the generated code is asked to stop (X_STOP, which
+        it polls at loop headers and per CTA), the calls are waited for, and the interrupt goes on."""
+        futures = [pool.submit(c[0], *c[1:]) for c in calls]
+        try:
+            return [f.result() for f in futures]
+        except KeyboardInterrupt:
+            self.ctx[L.X_STOP] = 1
+            for f in futures:
+                while not f.done():
+                    try:
+                        f.exception()
+                    except KeyboardInterrupt:
+                        continue
+            raise
 
     def _settle(self, state: np.ndarray) -> bool:
         """Release what can be released; False when nothing could (deadlock)."""
@@ -442,7 +570,8 @@ class _Batch:
         v = self.view
         if st == L.State.WATCHDOG:
             raise self._error(WatchdogError, t, f"the launch exceeded its budget of {int(self.launch.ctx[L.X_BUDGET]):,} "
-                                                "steps in one thread (an endless loop?); raise it with max_steps=...")
+                                                "steps in one thread (an endless loop?); raise it with --max-steps N "
+                                                "(max_steps=N from Python)")
         if st == L.State.TRAP:
             site = self._site(t)
             what = site.instruction.opcode if site else "trap"
@@ -455,21 +584,15 @@ class _Batch:
             raise self._error(TrapError, t, self._assert_text(t))
         addr, kind, size = int(v["fault_addr"][t]), int(v["fault_kind"][t]), int(v["fault_size"][t])
         site = self._site(t)
-        space = _space_of(site.instruction) if site else "generic"
-        if site is not None and site.instruction.opcode == "cp.async":
-            # two state spaces: the shared destination is faulted as a window offset
-            space = "global" if addr >= GLOBAL_BASE else "shared"
+        # The space the generated code checked the access in (cp.async has two), else the window
+        # a generic address lies in.
+        space = L.Space.NAMES.get(int(v["fault_space"][t]), "generic")
         if space == "generic":
             space, addr_in = _classify(addr)
         else:
             addr_in = addr
         if kind == L.FaultKind.STACK:
-            if size:
-                raise self._error(KernelFault, t, f"stack overflow: the call frames need more than the "
-                                                  f"{self.launch.program.local_window} bytes of local memory per "
-                                                  "thread the host JIT provides (endless recursion?)")
-            raise self._error(KernelFault, t, f"stack overflow: more than {L.MAX_CALL_DEPTH} nested calls "
-                                              "(endless recursion?)")
+            raise self._error(KernelFault, t, _stack_message(size, addr, self.launch.program.local_window))
         if kind == L.FaultKind.HEAP:
             msg, address, space = self.heap_faults.get(t, ("bad free", addr, "global"))
             raise self._error(KernelFault, t, msg, address=address, space=space)
@@ -480,6 +603,8 @@ class _Batch:
             msg = f"misaligned {space} access: {size}-byte access at 0x{addr_in:x} is not {size}-byte aligned"
         elif kind == L.FaultKind.READONLY:
             msg = "store to the read-only .const state space"
+        elif space == "param":
+            msg = f"out-of-bounds param access at offset {addr_in}"     # as the interpreter words it
         elif space in ("shared", "local"):
             limit = self.launch.program.symbols.shared_bytes if space == "shared" else self.launch.program.local_window
             msg = (f"out-of-bounds {space} access of {size} bytes at offset 0x{addr_in:x}; "
@@ -615,14 +740,26 @@ def _waiting(state: np.ndarray) -> np.ndarray:
     return (state == L.State.BARRIER) | (state == L.State.BARRIER_RED)
 
 
-def _space_of(ins: ptx.Instruction) -> str:
-    s = ins.mod("space")
-    return "generic" if s is None else s.split("::")[0]
-
-
 def _classify(addr: int) -> tuple[str, int]:
-    if SHARED_BASE <= addr < LOCAL_BASE:
-        return "shared", addr - SHARED_BASE
-    if LOCAL_BASE <= addr < LOCAL_BASE + (1 << 32):
-        return "local", addr - LOCAL_BASE
+    """The window of the generic address space ``addr`` lies in, and its offset there."""
+    for space, lo, hi in (("shared", SHARED_BASE, SHARED_LIMIT), ("local", LOCAL_BASE, LOCAL_LIMIT),
+                          ("param", PARAM_BASE, PARAM_LIMIT)):
+        if lo <= addr < hi:
+            return space, addr - lo
     return "global", addr
+
+
+def _stack_message(which: int, value: int, local_window: int) -> str:
+    """A stack fault: ``which`` 0: the call depth ``value`` is past limits.call_depth; 1: the frames
+    need ``value`` bytes, past limits.stack_per_thread; 2: the local-memory window is full."""
+    lim = limits.current()
+    if which == 0:
+        return (f"stack overflow: call depth {value:,} is more than ptxvm's limit of {lim.call_depth:,} nested "
+                "calls (call_depth; endless recursion? raise it with PTXVM_LIMIT_CALL_DEPTH=... or "
+                "ptxvm.limits.configure(call_depth=...))")
+    if which == 1:
+        return (f"stack overflow: the call frames need {value:,} bytes per thread, more than ptxvm's limit of "
+                f"{limits.describe(lim.stack_per_thread)} (stack_per_thread; endless recursion? raise it with "
+                "PTXVM_LIMIT_STACK_PER_THREAD=... or ptxvm.limits.configure(stack_per_thread=...))")
+    return (f"stack overflow: the `.local` call frames need {value:,} bytes of local memory per thread, more than "
+            f"the {local_window:,} bytes this launch provides (stack_per_thread)")

@@ -41,6 +41,22 @@ class HostWarpView(WarpView):
         return b.load(b.bitcast(b.gep(self.xchg, [idx]), I64P))
 
 
+class _CountingLowering(FunctionLowering):
+    """A ``FunctionLowering`` that tells its hooks about each instruction as the walk reaches it
+    (``fl.ins`` is set just before an instruction is lowered): the host counts executed
+    instructions there and gives loop headers' watchdog reports the instruction that follows."""
+
+    @property
+    def ins(self) -> ptx.Instruction | None:
+        return self.__dict__.get("_ins")
+
+    @ins.setter
+    def ins(self, ins: ptx.Instruction | None) -> None:
+        self.__dict__["_ins"] = ins
+        if ins is not None:
+            self.hooks.before_instruction(self, ins)
+
+
 class HostHooks(TargetHooks):
     name = "host"
 
@@ -48,6 +64,8 @@ class HostHooks(TargetHooks):
         self.triple, self.data_layout = triple, data_layout
         self.save_slots = 0
         self.exchanges = False            # some instruction exchanges values across a warp
+        self.kernel_stack = 0             # bytes of the kernel's own `.param` buffers (host stack)
+        self.max_frame = 0                # the largest `.func` frame cost (bytes)
 
     @property
     def record_bytes(self) -> int:
@@ -68,36 +86,85 @@ class HostHooks(TargetHooks):
         return [fl.llfn.args[0], fl.llfn.args[1]]
 
     def begin_function(self, fl: FunctionLowering) -> None:
+        fl.__class__ = _CountingLowering
         fl.ctx, fl.thr = fl.llfn.args[0], fl.llfn.args[1]
         fl.ctx.name, fl.thr.name = "ctx", "thr"
         fl.stops = []
         fl.fault_block = None
         fl.shared_groups = _shared_load_groups(fl.fn.body, fl.ml.layout.shared_bytes)
         fl.group_state = {}
+        fl.watchdog_sites = []            # watchdog reports waiting for their stretch's first instruction
+        # Executed instructions, counted in a register (promoted by mem2reg; consecutive adds fold);
+        # it reaches the thread record at stops, calls, returns, exits and faults.
+        fl.steps_reg = fl.hidden_register("steps", ScalarType.U64)
+        fl.b.store(fl.b.load(self.thr(fl, L.T_STEPS, I64)), fl.steps_reg)
         if fl.is_kernel:
-            fl.steps_reg = fl.hidden_register("steps", ScalarType.U64)
             fl.limit_reg = fl.hidden_register("limit", ScalarType.U64)
             fl.fresh = fl._alloca_b.alloca(I1, name="fresh")     # started in this call (not resumed)
             fl.b.store(I1(1), fl.fresh)
-            fl.b.store(fl.b.load(self.thr(fl, L.T_STEPS, I64)), fl.steps_reg)
             fl.b.store(fl.b.load(self.thr(fl, L.T_LIMIT, I64)), fl.limit_reg)
-        if not fl.is_kernel:
-            # Bound the recursion depth: a runaway recursion must fault, not overflow the host stack.
-            b = fl.b
-            p = self.thr(fl, L.T_DEPTH, I32)
-            d = b.add(b.load(p), I32(1))
-            b.store(d, p)
-            deep, ok = fl.new_block("too_deep"), fl.new_block("depth_ok")
-            b.cbranch(b.icmp_unsigned(">", d, I32(L.MAX_CALL_DEPTH)), deep, ok)
-            b.position_at_end(deep)
-            self._fault(fl, None, 0, I64(0), L.FaultKind.STACK, 0)
-            b.position_at_end(ok)
+        else:
+            self._enter_frame(fl)
             self.push_frame(fl, fl.fn)
 
-    def function_return(self, fl: FunctionLowering) -> None:
+    def _enter_frame(self, fl: FunctionLowering) -> None:
+        """Before a `.func`'s body touches its frame: bound the call depth (limits.call_depth) and
+        the bytes of stack its active frames use (limits.stack_per_thread), so that a runaway
+        recursion or a huge by-value `.param` faults instead of overflowing the host stack (the
+        executor's host threads have a stack well above the budget). The frame's cost is known
+        once the function is lowered (``finish_function``): a constant global until then. The
+        fault keeps T_SITE, which the caller set to its `call` (``before_call``)."""
+        b = fl.b
         p = self.thr(fl, L.T_DEPTH, I32)
-        fl.b.store(fl.b.sub(fl.b.load(p), I32(1)), p)
+        d = b.add(b.load(p), I32(1))
+        b.store(d, p)
+        deep, ok = fl.new_block("too_deep"), fl.new_block("depth_ok")
+        b.cbranch(b.icmp_unsigned(">", b.zext(d, I64), self.ctx(fl, L.X_CALL_DEPTH)), deep, ok)
+        b.position_at_end(deep)
+        self._fault(fl, None, None, b.zext(d, I64), L.FaultKind.STACK, 0)
+        b.position_at_end(ok)
+        fl.frame_cost = ir.GlobalVariable(fl.ml.llmod, I64, name=f"ptxvm.frame_cost.{fl.llfn.name}")
+        fl.frame_cost.global_constant = True
+        fl.frame_cost.linkage = "internal"
+        sp = self.thr(fl, L.T_STACK, I64)
+        used = b.add(b.load(sp), b.load(fl.frame_cost))
+        big, fits = fl.new_block("stack_budget"), fl.new_block("stack_ok")
+        b.cbranch(b.icmp_unsigned(">", used, self.ctx(fl, L.X_STACK_LIMIT)), big, fits)
+        b.position_at_end(big)
+        self._fault(fl, None, None, used, L.FaultKind.STACK, 1)
+        b.position_at_end(fits)
+        b.store(used, sp)
+
+    def function_return(self, fl: FunctionLowering) -> None:
+        b = fl.b
+        b.store(b.load(fl.steps_reg), self.thr(fl, L.T_STEPS, I64))
+        p = self.thr(fl, L.T_DEPTH, I32)
+        b.store(b.sub(b.load(p), I32(1)), p)
+        sp = self.thr(fl, L.T_STACK, I64)
+        b.store(b.sub(b.load(sp), b.load(fl.frame_cost)), sp)
         self._release_frame(fl)
+
+    def before_instruction(self, fl: FunctionLowering, ins: ptx.Instruction) -> None:
+        """Each instruction the walk reaches: one more executed instruction (guarded or not, as
+        the interpreter counts), and the site of the watchdog reports of the stretch it starts."""
+        b = fl.b
+        b.store(b.add(b.load(fl.steps_reg), I64(1)), fl.steps_reg)
+        if fl.watchdog_sites:
+            site = I32(fl.ml.site(fl, ins))
+            for store, placeholder in fl.watchdog_sites:
+                store.replace_usage(placeholder, site)
+            fl.watchdog_sites = []
+
+    def _frame_cost(self, fl: FunctionLowering) -> int:
+        """Host stack bytes one activation of ``fl``'s function accounts for: its `.param` buffers
+        and its registers (allocas of the entry block; spilled at worst), its `.local` frame, and
+        a call's overhead (return address, saved registers)."""
+        allocas = [i for i in fl.entry.instructions if isinstance(i, ir.AllocaInstr)]
+        size = 64 + fl.ml.layout.frame_bytes.get(fl.fn.name, 0)
+        for a in allocas:
+            t = a.type.pointee
+            size += t.count * 1 if isinstance(t, ir.ArrayType) else 8 * max(1, (getattr(t, "width", 64) + 63) // 64)
+        return size
 
     # ------------------------------------------------------------------ local call frames
     def push_frame(self, fl: FunctionLowering, f) -> None:
@@ -116,7 +183,9 @@ class HostHooks(TargetHooks):
         deep, ok = fl.new_block("stack_overflow"), fl.new_block("frame_ok")
         b.cbranch(b.icmp_unsigned(">", top, self.ctx(fl, L.X_LOCAL_SIZE)), deep, ok)
         b.position_at_end(deep)
-        self._fault(fl, None, 0, top, L.FaultKind.STACK, size)
+        # Entering a called `.func`: its `call` is the site (before_call); an inlined one: here.
+        site = fl.ml.site(fl, fl.ins) if f is not fl.fn and fl.ins is not None else None
+        self._fault(fl, None, site, top, L.FaultKind.STACK, 2)
         b.position_at_end(ok)
         b.store(top, sp_p)
         slot = fl.hidden_register(f"fp_{len(fl.frames)}", ScalarType.U64)
@@ -147,8 +216,7 @@ class HostHooks(TargetHooks):
 
     def after_call(self, fl: FunctionLowering, status: ir.Value) -> None:
         b = fl.b
-        if fl.is_kernel:
-            b.store(b.load(self.thr(fl, L.T_STEPS, I64)), fl.steps_reg)
+        b.store(b.load(self.thr(fl, L.T_STEPS, I64)), fl.steps_reg)
         stop, cont = fl.new_block("callee_stopped"), fl.new_block("after_call")
         b.cbranch(b.icmp_unsigned("!=", status, I32(0)), stop, cont)
         b.position_at_end(stop)
@@ -186,8 +254,13 @@ class HostHooks(TargetHooks):
 
     def finish_function(self, fl: FunctionLowering) -> None:
         _defer_nan_canonicalisation(fl)
+        fl.watchdog_sites = []            # a stretch without instructions: its report has no site
         if not fl.is_kernel:
+            cost = self._frame_cost(fl)
+            fl.frame_cost.initializer = I64(cost)
+            self.max_frame = max(self.max_frame, cost)
             return
+        self.kernel_stack = self._frame_cost(fl)
         regs = [slot for slot, _t in fl.all_registers()]
         # A stop carries what its continuation needs across the return: an edge stop -> cont.
         edges = {id(stop_blk): id(cont) for _k, _s, stop_blk, _r, cont in fl.stops}
@@ -259,8 +332,7 @@ class HostHooks(TargetHooks):
 
     # ------------------------------------------------------------------ control
     def exit_thread(self, fl: FunctionLowering, ins) -> None:
-        if fl.is_kernel:
-            fl.b.store(fl.b.load(fl.steps_reg), self.thr(fl, L.T_STEPS, I64))
+        fl.b.store(fl.b.load(fl.steps_reg), self.thr(fl, L.T_STEPS, I64))
         fl.b.store(I32(L.State.EXITED), self.thr(fl, L.T_STATE, I32))
         fl.b.ret(I32(L.State.EXITED))
 
@@ -278,42 +350,50 @@ class HostHooks(TargetHooks):
         fl.b.ret(I32(L.State.TRAP))
 
     def loop_header(self, fl: FunctionLowering, instructions: int) -> None:
-        """Count executed instructions per straight-line stretch.  Past the thread's limit it
-        yields (in modules that can spin-wait: volatile, atomic or acquire accesses) so the
-        threads it waits for can run, or, past the launch's budget, stops with a watchdog fault.
-        In the kernel the count lives in a register (promoted by mem2reg); it reaches the thread
-        record at stops, calls and exits."""
+        """Where a labelled stretch starts (every loop passes one): past the thread's limit (its
+        quantum, at most the launch's budget: a countdown, one compare here) the slow path stops
+        with a watchdog fault past the budget, stops when the executor asks (Ctrl-C: X_STOP), and
+        else yields (in modules that can spin-wait: volatile, atomic or acquire accesses) so the
+        threads it waits for can run, or sets the next quantum. Instructions are counted by
+        ``before_instruction``."""
         b = fl.b
-        if fl.is_kernel:
-            n = b.add(b.load(fl.steps_reg), I64(max(instructions, 1)))
-            b.store(n, fl.steps_reg)
-            limit = b.load(fl.limit_reg)
-        else:
-            p = self.thr(fl, L.T_STEPS, I64)
-            n = b.add(b.load(p), I64(max(instructions, 1)))
-            b.store(n, p)
-            limit = b.load(self.thr(fl, L.T_LIMIT, I64))
+        n = b.load(fl.steps_reg)
+        limit = b.load(fl.limit_reg) if fl.is_kernel else b.load(self.thr(fl, L.T_LIMIT, I64))
         slow, ok = fl.new_block("limit"), fl.new_block("run")
-        b.cbranch(b.icmp_unsigned(">", n, limit), slow, ok)
+        b.cbranch(b.icmp_unsigned(">", n, limit), slow, ok).set_weights([1, 1000])
         b.position_at_end(slow)
         b.store(n, self.thr(fl, L.T_STEPS, I64))
-        over, spin = fl.new_block("watchdog"), fl.new_block("yield")
+        over, poll, intr, spin = (fl.new_block(x) for x in ("watchdog", "poll", "interrupted", "yield"))
         budget = self.ctx(fl, L.X_BUDGET)
-        b.cbranch(b.icmp_unsigned(">", n, budget), over, spin)
-        b.position_at_end(over)
-        b.store(I32(L.State.WATCHDOG), self.thr(fl, L.T_STATE, I32))
-        b.ret(I32(L.State.WATCHDOG))
+        b.cbranch(b.icmp_unsigned(">", n, budget), over, poll)
+        for blk, state in ((over, L.State.WATCHDOG), (intr, L.State.INTERRUPTED)):
+            b.position_at_end(blk)
+            b.store(I32(state), self.thr(fl, L.T_STATE, I32))
+            placeholder = I32(0)
+            fl.watchdog_sites.append((b.store(placeholder, self.thr(fl, L.T_SITE, I32)), placeholder))
+            b.ret(I32(state))
+        b.position_at_end(poll)
+        # Atomic: another host thread writes it, and a plain load could be hoisted out of the loop.
+        stop = b.load_atomic(b.gep(fl.ctx, [I64(L.X_STOP)]), "monotonic", 8)
+        b.cbranch(b.icmp_unsigned("!=", stop, I64(0)), intr, spin)
         b.position_at_end(spin)
+        quantum = b.add(n, I64(L.QUANTUM))
+        nxt = b.select(b.icmp_unsigned("<", quantum, budget), quantum, budget)
         if fl.is_kernel and fl.ml.may_spin:
             self.stop(fl, L.State.YIELD, 0, None)
         elif fl.is_kernel:
-            b.store(budget, fl.limit_reg)           # nothing to wait for: only the budget matters
+            b.store(nxt, fl.limit_reg)
+        else:
+            b.store(nxt, self.thr(fl, L.T_LIMIT, I64))
         b.branch(ok)
         b.position_at_end(ok)
 
     def before_call(self, fl: FunctionLowering) -> None:
-        if fl.is_kernel:
-            fl.b.store(fl.b.load(fl.steps_reg), self.thr(fl, L.T_STEPS, I64))
+        b = fl.b
+        b.store(b.load(fl.steps_reg), self.thr(fl, L.T_STEPS, I64))
+        # The callee's entry checks (depth, stack budget) report at this `call`.
+        if fl.ins is not None:
+            b.store(I32(fl.ml.site(fl, fl.ins)), self.thr(fl, L.T_SITE, I32))
 
     def yield_thread(self, fl: FunctionLowering, ins: ptx.Instruction) -> None:
         if fl.is_kernel:
@@ -407,7 +487,7 @@ class HostHooks(TargetHooks):
                 if name == "free":
                     bad, ok = fl.new_block("bad_free"), fl.new_block("free_ok")
                     b.cbranch(b.icmp_unsigned("!=", result, I64(0)), bad, ok)
-                    self._fault(fl, bad, site, operand, L.FaultKind.HEAP, 0)
+                    self._fault(fl, bad, site, operand, L.FaultKind.HEAP, 0, L.Space.GLOBAL)
                     b.position_at_end(ok)
             if name == "malloc" and rets:
                 b.store(result, b.bitcast(fl.param_buffer(rets[0].name), I64P))
@@ -456,9 +536,28 @@ class HostHooks(TargetHooks):
         raise fl.unsupported(ins, f"reads special register `{name}`, which the host JIT does not provide")
 
     # ------------------------------------------------------------------ memory
-    def param_pointer(self, fl, offset):
-        base = fl.b.inttoptr(self.ctx(fl, L.X_PARAMS), I8P)
-        return fl.b.gep(base, [I64(offset)]) if offset else base
+    def param_pointer(self, fl, offset, element: int = 0, count: int = 1, ins: ptx.Instruction | None = None):
+        """Pointer to the kernel parameter block at ``offset``; with ``ins``, ``count`` accesses of
+        ``element`` bytes there are checked against the block's size first, each in turn (the
+        interpreter's order: the first element out of range is the one reported)."""
+        b = fl.b
+        if ins is not None:
+            site = fl.ml.site(fl, ins)
+            size = self.ctx(fl, L.X_PARAM_SIZE)
+            for i in range(count):
+                at = offset + i * element
+                bad, ok = fl.new_block("param_oob"), fl.new_block("param_ok")
+                if at < 0:
+                    b.branch(bad)
+                else:
+                    b.cbranch(b.icmp_unsigned(">", I64(at + element), size), bad, ok)
+                self._fault(fl, bad, site, I64(at & 0xFFFF_FFFF_FFFF_FFFF), L.FaultKind.BOUNDS, element,
+                            L.Space.PARAM)
+                b.position_at_end(ok)
+            if offset < 0:
+                return ir.Constant(I8P, None)        # not reached: the access faults
+        base = b.inttoptr(self.ctx(fl, L.X_PARAMS), I8P)
+        return b.gep(base, [I64(offset)]) if offset else base
 
     def symbol_address(self, fl, name, space, ins):
         lay = fl.ml.layout
@@ -500,10 +599,11 @@ class HostHooks(TargetHooks):
         b = fl.b
         site = fl.ml.site(fl, ins)
         align = align or size
+        code = L.space_code(space)
         fault = fl.new_block("fault")
         ok_blk = fl.new_block("mem_ok")
         if space == "const" and write:
-            self._fault(fl, fault, site, address, L.FaultKind.READONLY, size)
+            self._fault(fl, fault, site, address, L.FaultKind.READONLY, size, code)
             b.branch(fault)
             b.position_at_end(ok_blk)
             return ir.Constant(I8P, None)
@@ -513,9 +613,9 @@ class HostHooks(TargetHooks):
             mis_blk = fl.new_block("misaligned")
             b.cbranch(mis, mis_blk, nxt)
             b.position_at_end(mis_blk)
-            self._fault(fl, None, site, address, L.FaultKind.MISALIGNED, align)   # the size it must align to
+            self._fault(fl, None, site, address, L.FaultKind.MISALIGNED, align, code)   # the size it must align to
             b.position_at_end(nxt)
-        self._fault(fl, fault, site, address, L.FaultKind.BOUNDS, size)
+        self._fault(fl, fault, site, address, L.FaultKind.BOUNDS, size, code)
         group = fl.shared_groups.get(id(ins)) if space == "shared" and not write else None
         if group is not None and self._grouped_check(fl, group, ins, size, align, site):
             # In bounds: the group's one range check (or its slow path) has shown it.
@@ -566,14 +666,14 @@ class HostHooks(TargetHooks):
             nxt = fl.new_block("group_aligned")
             b.cbranch(b.icmp_unsigned("!=", b.and_(address, I64(align - 1)), I64(0)), mis, nxt)
             b.position_at_end(mis)
-            self._fault(fl, None, site, address, L.FaultKind.MISALIGNED, align)   # the size it must align to
+            self._fault(fl, None, site, address, L.FaultKind.MISALIGNED, align, L.Space.SHARED)
             b.position_at_end(nxt)
         oob, nxt = fl.new_block("group_oob"), fl.new_block("group_next")
         limit = fl.ml.layout.shared_bytes
         bad = b.icmp_unsigned(">", address, I64(limit - size)) if limit >= size else ir.Constant(I1, 1)
         b.cbranch(bad, oob, nxt)
         b.position_at_end(oob)
-        self._fault(fl, None, site, address, L.FaultKind.BOUNDS, size)
+        self._fault(fl, None, site, address, L.FaultKind.BOUNDS, size, L.Space.SHARED)
         b.position_at_end(nxt)
         if index == len(members) - 1:
             b.branch(st["resume"])          # not reached: some load of the group is out of bounds
@@ -581,8 +681,9 @@ class HostHooks(TargetHooks):
         b.position_at_end(here)
         return True
 
-    def _fault(self, fl, blk, site, address, kind, size) -> None:
-        """Fill ``blk`` (or the current block) with: record the fault, stop the thread."""
+    def _fault(self, fl, blk, site, address, kind, size, space: int = L.Space.GENERIC) -> None:
+        """Fill ``blk`` (or the current block) with: record the fault (``space``: where the access
+        was checked; ``site`` None: keep the site already recorded), stop the thread."""
         b = fl.b
         here = b.block
         if blk is not None:
@@ -590,7 +691,12 @@ class HostHooks(TargetHooks):
         b.store(address, self.thr(fl, L.T_FAULT_ADDR, I64))
         b.store(I32(kind), self.thr(fl, L.T_FAULT_KIND, I32))
         b.store(I32(size), self.thr(fl, L.T_FAULT_SIZE, I32))
-        self.set_state(fl, L.State.FAULT, site)
+        b.store(I32(space), self.thr(fl, L.T_FAULT_SPACE, I32))
+        b.store(b.load(fl.steps_reg), self.thr(fl, L.T_STEPS, I64))
+        if site is None:
+            b.store(I32(L.State.FAULT), self.thr(fl, L.T_STATE, I32))
+        else:
+            self.set_state(fl, L.State.FAULT, site)
         b.ret(I32(L.State.FAULT))
         if blk is not None:
             b.position_at_end(here)
@@ -1118,7 +1224,15 @@ def add_driver(llmod: ir.Module, kernel: ir.Function, record_bytes: int, name: s
     b.position_at_end(blocks["cta_head"])
     c = b.phi(I64)
     c.add_incoming(I64(0), blocks["entry"])
-    b.cbranch(b.icmp_unsigned("<", c, nctas), blocks["cta_init"], blocks["done"])
+    more = fn.append_basic_block("cta_more")
+    b.cbranch(b.icmp_unsigned("<", c, nctas), more, blocks["done"])
+    b.position_at_end(more)
+    # Asked to stop (Ctrl-C): between CTAs, for kernels whose threads are short.
+    stop = b.load_atomic(b.gep(ctx, [I64(L.X_STOP)]), "monotonic", 8)
+    interrupted = fn.append_basic_block("interrupted")
+    b.cbranch(b.icmp_unsigned("!=", stop, I64(0)), interrupted, blocks["cta_init"]).set_weights([1, 1000])
+    b.position_at_end(interrupted)
+    b.ret(I32(L.State.INTERRUPTED))
 
     # First call: each thread's identity and memory, written here (native) rather than by numpy,
     # once per CTA before its first round (not in every round of the call).
@@ -1183,6 +1297,7 @@ def add_driver(llmod: ir.Module, kernel: ir.Function, record_bytes: int, name: s
     b.store(b.add(b.load(steps_sum), ran), steps_sum)
     is_fatal = b.or_(b.or_(b.icmp_unsigned("==", st1, I32(L.State.FAULT)), b.icmp_unsigned("==", st1, I32(L.State.TRAP))),
                      b.or_(b.icmp_unsigned("==", st1, I32(L.State.WATCHDOG)), b.icmp_unsigned("==", st1, I32(L.State.ASSERT))))
+    is_fatal = b.or_(is_fatal, b.icmp_unsigned("==", st1, I32(L.State.INTERRUPTED)))
     b.cbranch(is_fatal, blocks["fatal"], blocks["classify"]).set_weights([1, 1000])
 
     b.position_at_end(blocks["classify"])

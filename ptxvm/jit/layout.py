@@ -15,7 +15,6 @@ T_RESUME, T_STATE, T_SITE, T_AUX, T_AUX2, T_LINEAR = 0, 4, 8, 12, 16, 20
 T_TID = 24                       # 3 x i32
 T_DEPTH = 36                     # i32: nested device-function calls
 T_STEPS = 40                     # i64
-MAX_CALL_DEPTH = 4096             # deeper recursion is a fault, never a host stack overflow
 T_CTA = 48                       # ptr to the CTA record
 T_LOCAL = 56                     # ptr to this thread's local memory
 T_FAULT_ADDR, T_FAULT_KIND, T_FAULT_SIZE = 64, 72, 76
@@ -24,8 +23,10 @@ T_IN = 88                        # i64: a result the scheduler hands back (mask,
 T_OUT = 96                       # 8 x i64: operands a thread publishes at a stop
 OUT_SLOTS = 8
 T_SP = 160                       # i64: top of this thread's local-memory call stack (an offset)
-THREAD_HEADER = 176
-CALL_STACK_BYTES = 64 << 10       # local memory for `.func` frames per thread, beyond the kernel's
+T_STACK = 168                    # i64: stack bytes the thread's active `.func` frames use (the budget's count)
+T_FAULT_SPACE = 176              # i32: the state space (Space) a faulting access was checked in
+THREAD_HEADER = 192
+# Call depth and stack size come from ptxvm.limits (call_depth, stack_per_thread), per launch.
 
 # CTA record
 C_CTAID = 0                      # 3 x i32
@@ -39,7 +40,10 @@ X_SHARED_SIZE, X_LOCAL_SIZE, X_NTID, X_NCTAID, X_BUDGET, X_DYN_SHARED, X_PARAM_S
 X_CTAS, X_LOCAL_BASE, X_LOCAL_STRIDE, X_KFRAME = 16, 17, 18, 19   # per batch: where its CTA records and local memory are
 X_HOST_CALL = 20                 # per batch: i64 (*)(thread record, HostCall, operand), for malloc/free in a .func
 X_STEPS = 21                     # per batch: instructions run, summed by the driver calls (atomically)
-CTX_SLOTS = 22
+X_CALL_DEPTH = 22                # limits.call_depth: nested `.func` calls a thread may make
+X_STACK_LIMIT = 23               # limits.stack_per_thread: bytes of `.func` frames a thread may use
+X_STOP = 24                      # set (by the executor, from another host thread) to stop: Ctrl-C
+CTX_SLOTS = 25
 PENDING = -1                     # ptxvm_run's result when threads of its CTAs wait (none exited in error)
 
 QUANTUM = 1 << 20                # instructions a thread runs before it yields to the others
@@ -64,6 +68,7 @@ class State:
     YIELD = 10                   # a spinning thread gives others a turn (quantum, nanosleep)
     MALLOC = 12                  # device malloc: size in T_OUT[0]; the executor answers there
     FREE = 13                    # device free: pointer in T_OUT[0]
+    INTERRUPTED = 14             # the executor asked the launch to stop (KeyboardInterrupt)
 
 
 class FaultKind:
@@ -73,6 +78,23 @@ class FaultKind:
     STACK = 4
     BAD_CALL = 5
     HEAP = 6                     # a bad free inside a .func: the executor holds the message
+
+
+class Space:
+    """Values of T_FAULT_SPACE: where the faulting access was checked."""
+
+    GENERIC = 0                  # a generic address: the executor tells the window from the address
+    GLOBAL = 1
+    SHARED = 2
+    LOCAL = 3
+    PARAM = 4
+    CONST = 5
+    NAMES = {GLOBAL: "global", SHARED: "shared", LOCAL: "local", PARAM: "param", CONST: "const"}
+
+
+def space_code(space: str) -> int:
+    return {"global": Space.GLOBAL, "shared": Space.SHARED, "local": Space.LOCAL, "param": Space.PARAM,
+            "const": Space.CONST}.get(space, Space.GENERIC)
 
 
 class HostCall:
@@ -85,10 +107,10 @@ def thread_dtype(record_bytes: int) -> np.dtype:
     """A numpy view of the thread records' header fields."""
     return np.dtype({
         "names": ["resume", "state", "site", "aux", "aux2", "linear", "tid", "steps", "cta", "local",
-                  "fault_addr", "fault_kind", "fault_size", "limit", "inbox", "out", "sp"],
+                  "fault_addr", "fault_kind", "fault_size", "limit", "inbox", "out", "sp", "stack", "fault_space"],
         "formats": ["<i4", "<i4", "<i4", "<i4", "<i4", "<i4", ("<i4", 3), "<i8", "<u8", "<u8",
-                    "<u8", "<i4", "<i4", "<i8", "<u8", ("<u8", OUT_SLOTS), "<i8"],
+                    "<u8", "<i4", "<i4", "<i8", "<u8", ("<u8", OUT_SLOTS), "<i8", "<i8", "<i4"],
         "offsets": [T_RESUME, T_STATE, T_SITE, T_AUX, T_AUX2, T_LINEAR, T_TID, T_STEPS, T_CTA, T_LOCAL,
-                    T_FAULT_ADDR, T_FAULT_KIND, T_FAULT_SIZE, T_LIMIT, T_IN, T_OUT, T_SP],
+                    T_FAULT_ADDR, T_FAULT_KIND, T_FAULT_SIZE, T_LIMIT, T_IN, T_OUT, T_SP, T_STACK, T_FAULT_SPACE],
         "itemsize": record_bytes,
     })

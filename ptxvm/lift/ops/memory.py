@@ -26,19 +26,43 @@ def _elements(op: ptx.Operand) -> tuple[ptx.Operand, ...]:
     return op.elements if isinstance(op, ptx.Vector) else (op,)
 
 
-def pointer(fl: FunctionLowering, ins: ptx.Instruction, addr: ptx.Address, size: int, *, write: bool) -> ir.Value:
-    """An i8* to ``size`` bytes at the address operand (checked by the target where it must be)."""
+def param_bytes(fl: FunctionLowering, name: str, buf: ir.Value) -> int | None:
+    """The size of the `.param` variable ``name`` whose storage is ``buf``: the array a call site
+    or an inlined callee's caller allocated, or the declaration of this function's own parameter."""
+    v = buf.operands[0] if isinstance(buf, ir.CastInstr) and buf.opname == "bitcast" else buf
+    if isinstance(v, ir.AllocaInstr) and isinstance(v.type.pointee, ir.ArrayType):
+        return v.type.pointee.count
+    for d in (*fl.fn.params, *fl.fn.returns):
+        if d.name == name:
+            return d.size_bytes() or 0
+    return None
+
+
+def pointer(fl: FunctionLowering, ins: ptx.Instruction, addr: ptx.Address, size: int, *, write: bool,
+            element: int | None = None) -> ir.Value:
+    """An i8* to ``size`` bytes at the address operand (checked by the target where it must be).
+
+    `.param` variables are addressed directly, so they are checked here: a constant offset
+    outside a per-thread variable is refused when the kernel is loaded (as the interpreter
+    does), and a kernel parameter offset is checked by the host target against the block."""
     space = space_of(ins)
     b = fl.b
     if space == "param":
         if isinstance(addr.base, ptx.Symbol):
             buf = fl.param_buffer(addr.base.name)
             if buf is not None:
+                have = param_bytes(fl, addr.base.name, buf)
+                if have is not None and (addr.offset < 0 or addr.offset + size > have):
+                    raise fl.unsupported(ins, f"accesses bytes {addr.offset}..{addr.offset + size - 1} of a "
+                                              f"{have}-byte .param variable")
                 return b.gep(buf, [ir.IntType(64)(addr.offset)]) if addr.offset else buf
             offset = fl.ml.layout.params.get(addr.base.name)
             if offset is not None and fl.is_kernel:
                 if write:
                     raise fl.unsupported(ins, "writes a kernel parameter")
+                if fl.hooks.name == "host":
+                    e = element or size
+                    return fl.hooks.param_pointer(fl, offset + addr.offset, element=e, count=size // e, ins=ins)
                 return fl.hooks.param_pointer(fl, offset + addr.offset)
         raise fl.unsupported(ins, "addresses `.param` space through a register")
     return fl.hooks.access(fl, space, fl.address(addr, space), size, ins, write=write)
@@ -68,7 +92,7 @@ def _ld(fl: FunctionLowering, ins: ptx.Instruction) -> None:
     dsts = _elements(d)
     ebytes = max(t.bits // 8, 1)
     b = fl.b
-    base = pointer(fl, ins, a, ebytes * len(dsts), write=False)
+    base = pointer(fl, ins, a, ebytes * len(dsts), write=False, element=ebytes)
     ity = ir.IntType(ebytes * 8)
     order = _ordering(ins)
     for i, e in enumerate(dsts):
@@ -90,7 +114,7 @@ def _st(fl: FunctionLowering, ins: ptx.Instruction) -> None:
     srcs = _elements(s)
     ebytes = max(t.bits // 8, 1)
     b = fl.b
-    base = pointer(fl, ins, a, ebytes * len(srcs), write=True)
+    base = pointer(fl, ins, a, ebytes * len(srcs), write=True, element=ebytes)
     ity = ir.IntType(ebytes * 8)
     order = _ordering(ins)
     for i, e in enumerate(srcs):
@@ -113,4 +137,4 @@ def _nop(fl: FunctionLowering, ins: ptx.Instruction) -> None:
         fl.write(ins.operands[0], ScalarType.B64, ir.IntType(64)(0))
 
 
-__all__ = ["I8P", "pointer", "space_of"]
+__all__ = ["I8P", "param_bytes", "pointer", "space_of"]
