@@ -32,8 +32,9 @@ def test_out_of_bounds_global_store_names_thread_and_allocation():
     assert err.thread == (4, 0, 0) and err.block == (0, 0, 0) and err.kernel == "k"
     assert err.line == 17 and err.space == "global"
     assert "out-of-bounds global access of 4 bytes" in str(err) and "just past the end of" in str(err)
-    # The faulting instruction writes nothing; what ran before it stays visible.
-    assert np.array_equal(a, np.arange(10))
+    # The fault-write rule (ptxvm/interp/access.py): what ran before stays visible, and the
+    # threads in range (0..3, at a[6..9]) complete the faulting store; threads 4..15 write nothing.
+    assert np.array_equal(a, [0, 1, 2, 3, 4, 5, 0, 1, 2, 3])
 
 
 def test_far_out_of_bounds_and_null_pointer():

@@ -19,7 +19,8 @@ import numpy as np
 
 from ...ir import nodes as ir
 from ...ir.types import ScalarType
-from ..memory import MemoryFault, check_alignment
+from ..access import fault_for, faulting_lanes
+from ..memory import MemoryFault
 from ..program import CompileContext, address, reader
 from . import impl
 from .control import _Trap
@@ -64,16 +65,29 @@ def _cp_async(ctx: CompileContext, ins: ir.Instruction):
         d, s, n = dst(b, lanes), src(b, lanes), nbytes(b, lanes)
         if (n > size).any():
             raise _Trap(int(lanes[np.argmax(n > size)]), cp_async_too_big(ins))
-        # The host JIT's order of checks: source alignment, source bytes, destination.
+        # The fault-write rule (..access): the threads whose copy is in range complete it, a
+        # faulting thread's copy writes nothing, the lowest faulting thread is reported.
+        src_bad = _source_faults(b, s, n, size)
+        dst_bad = faulting_lanes(b, dst_space, d, size, write=True)
+        if src_bad is None and dst_bad is None:
+            copy(b, lanes, d, s, n)
+            return
+        bad = src_bad if dst_bad is None else dst_bad if src_bad is None else src_bad | dst_bad
+        ok = ~bad
+        if ok.any():
+            copy(b, lanes[ok], d[ok], s[ok], n[ok])
+        i = int(np.argmax(bad))
+        if src_bad is not None and src_bad[i]:
+            raise _source_fault(b, int(s[i]), int(n[i]), size, int(lanes[i]))
+        raise fault_for(b, dst_space, int(d[i]), size, int(lanes[i]), write=True)
+
+    def copy(b, lanes, d, s, n):
+        """The copy for lanes whose source and destination are in range."""
         try:
             if (n == size).all():
-                check_alignment(s, size, src_space)
                 words = [b.load(src_space, s + np.uint64(8 * i), word, lanes, aligned=True) for i in range(nwords)]
             else:
                 data = np.zeros((lanes.size, size), dtype=np.uint8)
-                some = n > 0
-                if some.any():
-                    check_alignment(s[some], size, src_space)
                 for i in range(size):          # a partial copy reads only its first n bytes
                     sel = np.nonzero(n > i)[0]
                     if sel.size:
@@ -83,7 +97,6 @@ def _cp_async(ctx: CompileContext, ins: ir.Instruction):
         except MemoryFault as e:
             raise fault_lane(e, s, lanes) from None
         try:
-            check_alignment(d, size, dst_space)
             for i, w in enumerate(words):
                 b.store(dst_space, d + np.uint64(8 * i), w, lanes, aligned=True)
         except MemoryFault as e:
@@ -95,3 +108,41 @@ def _cp_async(ctx: CompileContext, ins: ir.Instruction):
 def _groups(ctx: CompileContext, ins: ir.Instruction):
     # every cp.async has completed when it executed (see the module docstring)
     return (lambda b, lanes: None), 0, -1
+
+
+def _source_faults(b, s: np.ndarray, n: np.ndarray, size: int) -> np.ndarray | None:
+    """Lanes whose copy faults on its source: a whole copy's ``size`` bytes, a partial copy's
+    alignment and first ``n`` bytes (the host JIT's order: alignment, then byte by byte)."""
+    whole = n == size
+    if whole.all():
+        return faulting_lanes(b, "global", s, size, write=False)
+    bad = np.zeros(s.shape, dtype=bool)
+    if whole.any():
+        sub = faulting_lanes(b, "global", s[whole], size, write=False)
+        if sub is not None:
+            bad[whole] = sub
+    some = np.nonzero((n > 0) & ~whole)[0]
+    if some.size:
+        mis = faulting_lanes(b, "global", s[some], 1, write=False, align=size)
+        if mis is not None:
+            bad[some] = mis
+        for i in range(size):
+            sel = some[n[some] > i]
+            if sel.size:
+                sub = faulting_lanes(b, "global", s[sel] + np.uint64(i), 1, write=False, align=1)
+                if sub is not None:
+                    bad[sel] |= sub
+    return bad if bad.any() else None
+
+
+def _source_fault(b, s: int, n: int, size: int, lane: int):
+    """The fault of one lane's source: as the host JIT checks it (see _source_faults)."""
+    if n == size:
+        return fault_for(b, "global", s, size, lane, write=False)
+    one = np.array([s], dtype=np.uint64)
+    if faulting_lanes(b, "global", one, 1, write=False, align=size) is not None:
+        return fault_for(b, "global", s, 1, lane, write=False, align=size)
+    for i in range(n):
+        if faulting_lanes(b, "global", one + np.uint64(i), 1, write=False, align=1) is not None:
+            return fault_for(b, "global", s + i, 1, lane, write=False, align=1)
+    raise AssertionError("no faulting source byte")    # _source_faults marked this lane

@@ -10,6 +10,7 @@ import numpy as np
 
 from ...ir import nodes as ir
 from ...ir.types import ScalarType
+from ..access import faulting_lanes, first_fault
 from ..memory import LOCAL_BASE, LOCAL_LIMIT, SHARED_BASE, SHARED_LIMIT, MemoryFault, check_alignment
 from ..lanevalues import Affine
 from ..program import CompileContext, address, address_formula, numpy_dtype, reader, writer
@@ -35,9 +36,21 @@ def fault_lane(e: MemoryFault, addr: np.ndarray, lanes: np.ndarray) -> MemoryFau
     if hits.size == 0:
         # Window offsets are reported relative to their window.
         hits = np.nonzero((addr - np.uint64(SHARED_BASE) == np.uint64(e.address))
-                          | (addr - np.uint64(LOCAL_BASE) == np.uint64(e.address)))[0]
+                          | (addr - np.uint64(LOCAL_BASE) == np.uint64(e.address))
+                          | (addr - np.uint64(PARAM_BASE) == np.uint64(e.address)))[0]
     e.lane = int(lanes[hits[0]]) if hits.size else int(lanes[0])
     return e
+
+
+def lowest_fault(b, space: str, addr: np.ndarray, nbytes: int, lanes: np.ndarray, e: MemoryFault, *,
+                 write: bool) -> MemoryFault:
+    """What to report after the memory layer raised ``e`` for an access by ``lanes``: the fault
+    of the lowest faulting lane, the whole access's span (see ..access); ``e`` itself when no
+    lane's access is out of range (a limit of the interpreter, not a fault of the program)."""
+    bad = faulting_lanes(b, space, addr, nbytes, write=write)
+    if bad is None:
+        return fault_lane(e, addr, lanes)
+    return first_fault(b, space, addr, nbytes, lanes, bad, write=write)
 
 
 def pvar_of(ctx: CompileContext, space: str, a) -> tuple[str, int, int] | None:
@@ -111,7 +124,8 @@ def _ld(ctx: CompileContext, ins: ir.Instruction):
             for i, w in enumerate(writers):
                 w(b, lanes, b.load(space, a + np.uint64(i * size) if i else a, dtype, lanes, aligned=True))
         except MemoryFault as e:
-            raise fault_lane(e, a, lanes) from None
+            # A load writes only registers, which a fault leaves unobservable: report, done.
+            raise lowest_fault(b, space, a, total, lanes, e, write=False) from None
     return run, 0, -1
 
 
@@ -150,8 +164,19 @@ def _st(ctx: CompileContext, ins: ir.Instruction):
             if af is not None and slices.store(b, space, af, readers, size):
                 return
         a = addr(b, lanes)
+        # Checked before anything is written: the threads in range complete the store, a faulting
+        # thread writes none of its elements (the fault-write rule of ..access).
+        bad = faulting_lanes(b, space, a, total, write=True)
+        if bad is None:
+            store(b, a, lanes)
+            return
+        ok = ~bad
+        if ok.any():
+            store(b, a[ok], lanes[ok])
+        raise first_fault(b, space, a, total, lanes, bad, write=True)
+
+    def store(b, a, lanes):
         try:
-            check_alignment(a, total, space)
             for i, r in enumerate(readers):
                 b.store(space, a + np.uint64(i * size) if i else a, r(b, lanes), lanes, aligned=True)
         except MemoryFault as e:
@@ -250,7 +275,21 @@ def _atom(ctx: CompileContext, ins: ir.Instruction):
             check_alignment(a, size, space)
             old = atomic_rmw(b, space, a, lanes, op, args, vt, apply)
         except MemoryFault as e:
-            raise fault_lane(e, a, lanes) from None
+            # Nothing was written; the threads in range complete (the fault-write rule of ..access).
+            bad = faulting_lanes(b, space, a, size, write=True)
+            if bad is None:
+                raise fault_lane(e, a, lanes) from None
+            ok = ~bad
+            if ok.any():
+                try:
+                    done(b, a[ok], lanes[ok], [x[ok] for x in args],
+                         atomic_rmw(b, space, a[ok], lanes[ok], op, [x[ok] for x in args], vt, apply))
+                except MemoryFault as e2:
+                    raise fault_lane(e2, a[ok], lanes[ok]) from None
+            raise first_fault(b, space, a, size, lanes, bad, write=True) from None
+        done(b, a, lanes, args, old)
+
+    def done(b, a, lanes, args, old):
         if b.memory.writes is not None and space in _TRACKED:
             # A failed compare-and-swap writes nothing; every other atomic writes.
             wrote = old.view(UINT[size * 8]) == args[0].view(UINT[size * 8]) if op == "cas" else \
