@@ -98,12 +98,7 @@ def test_param_window_through_a_register_both_ends():
         assert (err.space, err.address) == ("param", address)
 
 
-JIT_PARAM_UNCHECKED = pytest.mark.xfail(strict=True, reason="issue 12: the host JIT reads kernel "
-                                        "parameters at a constant offset without a bounds check")
-
-
-@pytest.mark.parametrize("device", [pytest.param(d, marks=JIT_PARAM_UNCHECKED) if d == "cpu" else d
-                                    for d in EXECUTORS])
+@pytest.mark.parametrize("device", EXECUTORS)
 def test_param_symbol_offset_below_the_block(device):
     k = _kernel("ld.param.u64 %rd3, [p0+-8];\nret;")
     err = _fault(k, device)
