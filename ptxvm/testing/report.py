@@ -14,7 +14,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ..errors import PtxError
+from ..errors import KernelFault, PtxError
 from .compare import Comparison
 from .golden import Golden, Launch, attribute, compare_outputs, run, write_owners
 
@@ -46,6 +46,7 @@ class CaseReport:
     results: tuple[BufferResult, ...]
     errors: tuple[tuple[str, str], ...] = ()  # (executor, message) of runs that failed
     seconds: float = 0.0
+    faults: tuple[str, ...] = ()            # executors of `errors` whose run faulted (KernelFault)
 
     @property
     def ok(self) -> bool:
@@ -54,7 +55,8 @@ class CaseReport:
     def as_json(self) -> dict:
         return {"name": self.name, "launch": self.launch, "reference": self.reference, "ok": self.ok,
                 "seconds": round(self.seconds, 4), "buffers": [r.as_json() for r in self.results],
-                "errors": [{"executor": e, "message": m} for e, m in self.errors]}
+                "errors": [{"executor": e, "message": m, "kind": "fault" if e in self.faults else "error"}
+                           for e, m in self.errors]}
 
 
 def golden_reference(g: Golden) -> str:
@@ -80,13 +82,15 @@ def difftest(launch: Launch, executors: Sequence[str], *, golden: Golden | None 
             reference = run(launch, ref_name, max_steps=max_steps)[0]
         except PtxError as e:
             return CaseReport(name or launch.kernel, launch.describe(), ref_name, (), ((ref_name, str(e)),),
-                              time.perf_counter() - t0)
+                              time.perf_counter() - t0, _faulted(ref_name, e))
     found: list[tuple[str, dict[int, Comparison]]] = []
+    faults: list[str] = []
     for ex in candidates:
         try:
             outputs = run(launch, ex, max_steps=max_steps)[0]
         except PtxError as e:
             errors.append((ex, str(e)))
+            faults.extend(_faulted(ex, e))
             continue
         found.append((ex, compare_outputs(launch, reference, outputs, ulp=ulp, writers=False)))
     if writers and any(c.first_index is not None for _, cs in found for c in cs.values()):
@@ -97,7 +101,11 @@ def difftest(launch: Launch, executors: Sequence[str], *, golden: Golden | None 
             pass
     results = tuple(BufferResult(i, launch.label(i), ex, c) for ex, cs in found for i, c in cs.items())
     return CaseReport(name or launch.kernel, launch.describe(), ref_name, results, tuple(errors),
-                      time.perf_counter() - t0)
+                      time.perf_counter() - t0, tuple(faults))
+
+
+def _faulted(executor: str, e: PtxError) -> tuple[str, ...]:
+    return (executor,) if isinstance(e, KernelFault) else ()
 
 
 @dataclass(frozen=True)
@@ -142,14 +150,25 @@ class DiffReport:
                         lines.append(f"      first mismatch: {r.comparison.describe_first()}")
             for ex, msg in c.errors:
                 first, *rest = msg.splitlines() or [""]
-                lines.append(f"  {ex}: error: {first}")
+                # The message is already `file:line:col: error: ...`: say "error" once, with the label.
+                label = "FAULT" if ex in c.faults else "ERROR"
+                lines.append(f"  {label} on {ex}: {first.replace(': error: ', ': ', 1)}")
                 lines.extend(f"      {x}" for x in rest)
         n = self.counts
-        verdict = "all agree" if self.ok else "MISMATCH"
+        verdict = self._verdict()
         lines.append(f"difftest: {verdict}: {_plural(n['cases'], 'launch')}, "
                      f"{_plural(n['buffers'], 'buffer comparison')}, {n['differ']} differ, "
                      f"{_plural(n['errors'], 'error')}")
         return "\n".join(lines)
+
+    def _verdict(self) -> str:
+        """"all agree", or what went wrong: MISMATCH (outputs differ), FAULT (a run faulted), ERROR."""
+        if self.ok:
+            return "all agree"
+        faulted = sum(len(c.faults) for c in self.cases)
+        parts = [w for w, n in (("MISMATCH", self.counts["differ"]), ("FAULT", faulted),
+                                ("ERROR", self.counts["errors"] - faulted)) if n]
+        return " + ".join(parts) or "MISMATCH"
 
     def to_junit(self) -> str:
         """One testcase per (case, buffer, executor); a failed run is one testcase with an <error>."""
