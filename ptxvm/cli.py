@@ -4,7 +4,8 @@ Every failure becomes a message and an exit code, never a Python traceback:
 
 * 0  success
 * 1  the input has errors (bad PTX, unreadable file, non-canonical for ``fmt --check``)
-* 2  usage error (argparse) or an internal error in ptxvm (a bug: please report it)
+* 2  usage error (argparse, a bad launch option or argument) or an internal error in ptxvm
+     (a bug: please report it)
 * 130 interrupted (Ctrl-C)
 
 Set ``PTXVM_DEBUG=1`` to see the traceback of an internal error.
@@ -21,7 +22,6 @@ import warnings
 from pathlib import Path
 from typing import Sequence, TextIO
 
-from . import __version__
 from .errors import Diagnostic, PtxEncodingError, PtxError
 
 EXIT_OK, EXIT_FAIL, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -83,8 +83,15 @@ def _short_param(kernel: str, text: str) -> str:
     return text.replace(f" {kernel}_param_", " param_", 1)
 
 
+def _kernel_heading(name: str) -> str:
+    """``vector_add(float const*, ...) [_Z10vector_addPKfS0_Pfi]``: the C++ name, and the PTX one."""
+    from .demangle import demangle
+    full = demangle(name)
+    return f"{full} [{name}]" if full else name
+
+
 def _render_kernel(k) -> list[str]:
-    lines = [f"  kernel {k.name}" + (f" (line {k.line})" if k.line else "")]
+    lines = [f"  kernel {_kernel_heading(k.name)}" + (f" (line {k.line})" if k.line else "")]
     if k.params:
         lines.append(f"    params:       {', '.join(_short_param(k.name, p.describe()) for p in k.params)}"
                      f"  [{_fmt_bytes(k.param_bytes)}]")
@@ -116,6 +123,11 @@ def _error_json(message: str) -> dict:
     return Diagnostic(message).as_json()
 
 
+def _kernel_json(k) -> dict:
+    from .demangle import base_name, demangle
+    return {**k.as_json(), "demangled": demangle(k.name), "short_name": base_name(k.name)}
+
+
 def _check_one(path: str, args) -> tuple[bool, dict | None, list[str]]:
     """Returns (ok, json record, human-readable lines)."""
     from .frontend.cache import check_file
@@ -139,7 +151,7 @@ def _check_one(path: str, args) -> tuple[bool, dict | None, list[str]]:
         "file": path, "ok": ok,
         "errors": [d.as_json() for d in errors],
         "warnings": [d.as_json() for d in warns],
-        "kernels": [k.as_json() for k in kernels],
+        "kernels": [_kernel_json(k) for k in kernels],
         "cached": result.cached,
     }
     if ok:
@@ -330,21 +342,39 @@ class _UsageError(Exception):
 
 EPILOG = """\
 examples:
-  ptxvm check kernel.ptx                 parse + verify, print a summary per kernel
-  ptxvm check --json build/*.ptx         one JSON object per file, one per line
-  ptxvm fmt kernel.ptx -o kernel.ptx     rewrite in canonical form
-  ptxvm fmt --check kernel.ptx           exit 1 unless already canonical
-  ptxvm isa --status unsupported         instructions ptxvm cannot run yet
-  ptxvm isa --coverage kernel.ptx        which opcodes of a file are supported
-  ptxvm run k.ptx --grid 4 --block 256 --arg 'f32[1024]=random(seed=1)' --arg 'f32[1024]=zeros' --arg 1024
+  ptxvm check tests/fixtures/nvcc/sm80/elementwise.ptx        parse + verify, a summary per kernel
+  ptxvm check --json tests/fixtures/numba/*.ptx                one JSON object per file, one per line
+  ptxvm fmt tests/fixtures/nvcc/sm80/elementwise.ptx -o canon.ptx   write the canonical form
+  ptxvm fmt --check canon.ptx                                  exit 1 unless already canonical
+  ptxvm isa --status parsed-only                               instructions ptxvm parses but cannot run
+  ptxvm isa --coverage tests/fixtures/nvcc/sm80/atomics.ptx    which opcodes of a file are supported
+  ptxvm run tests/fixtures/nvcc/sm80/elementwise.ptx --kernel saxpy --grid 4 --block 256 \\
+      --arg 1000 --arg 2.5 --arg 'f32[1000]=random(seed=1)' --arg 'f32[1000]=zeros'
+  ptxvm info                                                   versions, executors, limits (for bug reports)
+
+short options mean the same in every command: -k --kernel, -g --grid, -b --block, -a --arg,
+-d --device, -e --executor(s), -o --output, -q --quiet
 
 environment:
   PTXVM_CACHE_DIR   where parsed modules are cached (default: the user cache dir)
   PTXVM_NO_CACHE=1  never use the cache
   PTXVM_DEBUG=1     show Python tracebacks of internal errors
+  PTXVM_LIMIT_<NAME>  change a resource limit, e.g. PTXVM_LIMIT_DEVICE_MEMORY=64G (see `ptxvm info`)
 
 exit status: 0 ok, 1 errors in the input, 2 usage or internal error, 130 interrupted
 """
+
+
+class _VersionAction(argparse.Action):
+    """--version: built lazily (the versions need metadata look-ups and two short subprocesses)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings=option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from .cli_info import version_text
+        print(version_text(), file=_out())
+        parser.exit()
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -352,7 +382,9 @@ def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="ptxvm", formatter_class=fmt, epilog=EPILOG,
         description="ptxvm: parse, check, run and translate NVIDIA PTX without an NVIDIA GPU.")
-    ap.add_argument("--version", action="version", version=f"ptxvm {__version__}")
+    ap.add_argument("--version", action=_VersionAction,
+                    help="show ptxvm's version and its dependencies' (Python, numpy, lark, LLVM, lld), "
+                         "the PTX ISA version it reads and the AMD targets, then exit")
     sub = ap.add_subparsers(dest="command", metavar="COMMAND")
 
     p = sub.add_parser(
@@ -362,13 +394,13 @@ def build_parser() -> argparse.ArgumentParser:
                     "memory, registers and the most used instructions.",
         epilog="""\
 examples:
-  ptxvm check vadd.ptx
-  ptxvm check -q *.ptx && echo all good
-  ptxvm check --json vadd.ptx | jq '.kernels[].shared_bytes'
+  ptxvm check tests/fixtures/nvcc/sm80/elementwise.ptx
+  ptxvm check -q tests/fixtures/nvcc/sm80/*.ptx && echo all good
+  ptxvm check --json tests/fixtures/nvcc/sm80/reductions.ptx | python3 -c 'import json, sys; print([k["shared_bytes"] for k in json.load(sys.stdin)["kernels"]])'
 
 JSON (one object per file and line): file, ok, errors[{line, column, message, ...}],
 warnings[...], kernels[{name, params, shared_bytes, local_bytes, const_bytes,
-registers, instruction_count, opcodes, ...}]
+registers, instruction_count, opcodes, demangled, short_name, ...}]
 """)
     p.add_argument("files", nargs="+", metavar="FILE")
     p.add_argument("--json", action="store_true", help="print one JSON object per file (JSON lines)")
@@ -381,9 +413,9 @@ registers, instruction_count, opcodes, ...}]
         description="Print each FILE in ptxvm's canonical PTX form (parse, then print the IR).",
         epilog="""\
 examples:
-  ptxvm fmt kernel.ptx                   canonical text to stdout
-  ptxvm fmt kernel.ptx -o kernel.ptx     rewrite the file (atomically)
-  ptxvm fmt --check kernel.ptx           exit 1 if the file is not canonical
+  ptxvm fmt tests/fixtures/triton/add_kernel.ptx                canonical text to stdout
+  ptxvm fmt tests/fixtures/triton/add_kernel.ptx -o add.ptx     write a file (atomically; may be the input)
+  ptxvm fmt --check add.ptx                                     exit 1 if the file is not canonical
 """)
     p.add_argument("files", nargs="+", metavar="FILE")
     p.add_argument("-o", "--output", metavar="OUT", help="write here instead of stdout ('-' = stdout)")
@@ -398,15 +430,16 @@ examples:
                     "section, title and number of forms. With --coverage, report which opcodes "
                     "the given PTX files use and how far ptxvm supports each.",
         epilog="""\
-statuses: supported (in the set the executors and translators implement), parsed-only (parsed
-and verified, not executable), unsupported (recognised, rejected); --coverage adds unknown
-(not in the table). This release parses and verifies; execution and translation come next.
+statuses: supported (runs on the interpreter and the host JIT, and translates to AMD GPUs),
+parsed-only (parsed and verified; running or translating it is refused with a clear error
+naming the instruction), unsupported (recognised, rejected when parsed); --coverage adds
+unknown (not in the table).
 
 examples:
-  ptxvm isa
-  ptxvm isa --status parsed-only
-  ptxvm isa --json > table.json
-  ptxvm isa --coverage kernel.ptx other.ptx
+  ptxvm isa                                                     the whole table
+  ptxvm isa --status parsed-only                                what ptxvm cannot run yet
+  ptxvm isa --json > table.json                                 the table as JSON
+  ptxvm isa --coverage tests/fixtures/nvcc/sm80/*.ptx           the opcodes these files use, by status
 """)
     p.add_argument("--status", choices=("supported", "parsed-only", "unsupported", "unknown"),
                    help="show only opcodes with this status")
@@ -420,6 +453,10 @@ examples:
     add_difftest(sub, fmt)
     from .cli_translate import add_parser as add_translate
     add_translate(sub, fmt)
+    from .cli_info import add_parser as add_info
+    add_info(sub, fmt)
+    from .cli_cache import add_parser as add_cache
+    add_cache(sub, fmt)
     return ap
 
 
@@ -436,6 +473,12 @@ def _run(argv: Sequence[str] | None) -> int:
         return args.func(args)
     except _UsageError as e:
         print(f"ptxvm {args.command}: error: {e}", file=_err())
+        return EXIT_INTERNAL
+    except PtxError as e:
+        if not getattr(e, "usage", False):
+            raise
+        # A mistake in the command line (an --arg, --grid, --kernel...): a usage error, exit 2.
+        print(f"ptxvm {args.command}: error: {e.message}", file=_err())
         return EXIT_INTERNAL
 
 
@@ -458,16 +501,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     except PtxError as e:
         print(str(e), file=_err())
         return EXIT_FAIL
+    except ModuleNotFoundError as e:
+        if e.name not in _OPTIONAL_PACKAGES:
+            return _internal(e)
+        print(f"ptxvm: error: this needs the Python package `{e.name}`, which is not installed: "
+              f"{_OPTIONAL_PACKAGES[e.name]}", file=_err())
+        return EXIT_FAIL
     except OSError as e:
         name = f" {e.filename}" if getattr(e, "filename", None) else ""
         print(f"ptxvm: error:{name}: {e.strerror or e}" if name else f"ptxvm: error: {e}", file=_err())
         return EXIT_FAIL
     except Exception as e:  # noqa: BLE001 - the last line of defence: no traceback for users
-        if os.environ.get("PTXVM_DEBUG", "").strip() not in ("", "0"):
-            traceback.print_exc()
-        print(f"ptxvm: internal error: {type(e).__name__}: {e} (please report this with the input file)",
-              file=_err())
-        return EXIT_INTERNAL
+        return _internal(e)
+
+
+# Packages only some commands need, and how to get them.
+_OPTIONAL_PACKAGES = {"llvmlite": "pip install llvmlite (the host JIT, --device cpu, and translate use it)",
+                      "ziglang": "pip install 'ptxvm[amdgpu]' (ld.lld links AMD GPU code objects)"}
+
+
+def _internal(e: BaseException) -> int:
+    if os.environ.get("PTXVM_DEBUG", "").strip() not in ("", "0"):
+        traceback.print_exception(e)
+    print(f"ptxvm: internal error: {type(e).__name__}: {e} (please report this with the input file)\n"
+          "ptxvm: and the output of `ptxvm info`", file=_err())
+    return EXIT_INTERNAL
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -6,12 +6,14 @@ Exit codes: 0 all agree, 1 a mismatch (or a launch that failed / bad PTX),
 
 from __future__ import annotations
 
+import json
 import sys
 from dataclasses import replace
 from pathlib import Path
 
 from .cli_run import EPILOG as RUN_EPILOG
-from .cli_run import ArgError, parse_arg, parse_dims
+from .cli_run import (ArgError, add_launch_options, check_args, check_shared, kernel_label, parse_arg, parse_dims,
+                      positive_int, require_llvmlite, resolve_kernel, run_json)
 
 _ARGS_HELP = RUN_EPILOG.split("\nexamples:")[0]
 
@@ -21,9 +23,10 @@ examples:
       --arg 'f32[1000]=random(seed=1)' --arg 'f32[1000]=arange' --arg 'f32[1000]=zeros' --arg 1000 \\
       --executors interp,cpu
   ptxvm difftest --golden vadd.npz                  replay a recording on every executor of this build
-  ptxvm difftest --golden goldens/ --junit out.xml  every *.npz in a folder, JUnit XML for CI
-  ptxvm difftest k.ptx --golden vadd.npz            new PTX against an old recording's inputs/outputs
-  ptxvm difftest --golden sin.npz --ulp 2           tolerate 2 ULP (for .approx math); --ulp arg2=4 per buffer
+  ptxvm difftest --golden . --junit out.xml         every *.npz in a folder, JUnit XML for CI
+  ptxvm difftest tests/fixtures/nvcc/sm80-lineinfo/elementwise.ptx --golden vadd.npz
+                                                    new PTX against an old recording's inputs/outputs
+  ptxvm difftest --golden vadd.npz --ulp 2          tolerate 2 ULP (for .approx math); --ulp arg2=4 per buffer
 
 Each array argument is compared bit for bit (NaN payloads and the sign of zero count)
 with the reference: the golden's outputs, or the first executor's. The report names,
@@ -37,7 +40,8 @@ examples:
   ptxvm record tests/fixtures/nvcc/sm80/elementwise.ptx --kernel vector_add --grid 4 --block 256 \\
       --arg 'f32[1000]=random(seed=1)' --arg 'f32[1000]=arange' --arg 'f32[1000]=zeros' --arg 1000 \\
       -o vadd.npz
-  ptxvm record k.ptx -k saxpy -g 8 -b 128 -a 1024 -a 2.5 -a x.npy -a 'f32[1024]=zeros' --executor cuda -o s.npz
+  ptxvm record tests/fixtures/nvcc/sm80/elementwise.ptx -k saxpy -g 8 -b 128 -a 1024 -a 2.5 \\
+      -a 'f32[1024]=random(seed=2)' -a 'f32[1024]=zeros' -e cpu -o saxpy.npz
 
 A golden is one .npz: the PTX text, kernel, grid, block, shared memory, every argument
 and the final contents of every array argument, with provenance (tool, version,
@@ -54,11 +58,7 @@ def _usage(msg: str) -> Exception:
 def _launch_options(p, *, file_required: bool) -> None:
     p.add_argument("file", metavar="FILE.ptx", nargs=None if file_required else "?",
                    help="the PTX file" + ("" if file_required else " (with --golden: replaces the golden's PTX)"))
-    p.add_argument("--kernel", "-k", help="kernel name (optional when the file has one kernel)")
-    p.add_argument("--grid", "-g", default=None, help="X[,Y[,Z]] blocks (default 1)")
-    p.add_argument("--block", "-b", default=None, help="X[,Y[,Z]] threads per block (default 1)")
-    p.add_argument("--arg", "-a", action="append", default=[], metavar="SPEC", help="one per parameter")
-    p.add_argument("--shared", type=int, default=None, metavar="N", help="dynamic shared memory bytes")
+    add_launch_options(p, defaults=False)
 
 
 def add_parsers(sub, fmt) -> None:
@@ -73,7 +73,8 @@ def add_parsers(sub, fmt) -> None:
     p.add_argument("--ulp", action="append", default=[], metavar="N|BUF=N",
                    help="ULP tolerance for float buffers: for all, or per buffer (argN or parameter name)")
     p.add_argument("--no-writers", action="store_true", help="do not re-run to find the writing thread")
-    p.add_argument("--max-steps", type=int, default=None, metavar="N", help="watchdog step budget")
+    p.add_argument("--max-steps", type=positive_int, default=None, metavar="N",
+                   help="watchdog step budget, at least 1 (default: the executor's)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--junit", metavar="OUT.xml", help="also write a JUnit XML report")
     p.add_argument("-q", "--quiet", action="store_true", help="print only failures and the summary line")
@@ -86,6 +87,8 @@ def add_parsers(sub, fmt) -> None:
     _launch_options(p, file_required=True)
     p.add_argument("--executor", "-e", default="interp", metavar="NAME", help="interp, cpu or cuda (default interp)")
     p.add_argument("-o", "--output", required=True, metavar="OUT.npz", help="the golden file to write")
+    p.add_argument("--json", action="store_true",
+                   help="print one JSON object: the launch recorded, its provenance and the golden's path (or the error)")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
     p.set_defaults(func=cmd_record)
 
@@ -97,18 +100,16 @@ def _launch_from_args(args):
     from .driver import Module
     from .testing.golden import make_launch
     mod = Module.from_file(args.file)
-    if args.kernel is None:
-        names = list(mod.kernels)
-        if len(names) != 1:
-            raise _usage(f"{args.file} has {len(names)} kernels; choose one with --kernel: " + ", ".join(names))
-        args.kernel = names[0]
     try:
+        name = resolve_kernel(list(mod.kernels), args.kernel, args.file)
         values = [parse_arg(s, i) for i, s in enumerate(args.arg)]
         grid, block = parse_dims(args.grid or "1", "grid"), parse_dims(args.block or "1", "block")
+        shared = check_shared(args.shared)
+        check_args(name, mod.get_function(name).params, values)
     except ArgError as e:
         raise _usage(e.message) from None
     # From the path, not `mod`: the golden keeps the file's own text (and its line numbers).
-    return make_launch(Path(args.file), args.kernel, grid, block, values, shared_mem=args.shared or 0)
+    return make_launch(Path(args.file), name, grid, block, values, shared_mem=shared)
 
 
 def _executors(text: str | None) -> list[str]:
@@ -120,6 +121,7 @@ def _executors(text: str | None) -> list[str]:
             check_executor(n)
         except ExecutorUnavailable as e:
             raise _usage(e.message) from None
+        require_llvmlite(n)
     return names
 
 
@@ -170,7 +172,8 @@ def cmd_difftest(args) -> int:
                 continue
             launch = g.launch
             if args.file:       # new PTX, old recording: same kernel (or --kernel), inputs and outputs
-                fresh = make_launch(Path(args.file), args.kernel or launch.kernel, launch.grid, launch.block,
+                kernel = _kernel_of(args.file, args.kernel or launch.kernel)
+                fresh = make_launch(Path(args.file), kernel, launch.grid, launch.block,
                                     [a.value if a.kind == "array" else a.value.tobytes() if a.kind == "bytes"
                                      else a.value[()] for a in launch.args], shared_mem=launch.shared_mem)
                 launch = fresh
@@ -198,7 +201,20 @@ def cmd_difftest(args) -> int:
     return 0 if report.ok else 1
 
 
+def _kernel_of(file: str, wanted: str) -> str:
+    """The PTX name in ``file`` of a golden's (or --kernel's) kernel: exact, demangled or short."""
+    from .driver import Module
+    try:
+        return resolve_kernel(list(Module.from_file(file).kernels), wanted, file)
+    except ArgError as e:
+        raise _usage(e.message) from None
+
+
 def cmd_record(args) -> int:
+    return run_json(_record, args) if args.json else _record(args)
+
+
+def _record(args) -> int:
     from .testing.golden import record, save_golden
     executor = _executors(args.executor)
     if len(executor) != 1:
@@ -206,8 +222,16 @@ def cmd_record(args) -> int:
     launch = _launch_from_args(args)
     g = record(launch, executor[0])
     out = save_golden(g, args.output)
-    if not args.quiet:
-        p = g.provenance
+    p = g.provenance
+    if args.json:
+        print(json.dumps({"ok": True, "golden": str(out), "kernel": launch.kernel, "launch": launch.describe(),
+                          "grid": list(launch.grid), "block": list(launch.block), "shared": launch.shared_mem,
+                          "args": len(launch.args), "arrays": len(launch.arrays),
+                          "provenance": {k: v for k, v in p.items() if isinstance(v, (str, int, float, bool))}},
+                         indent=2))
+    elif not args.quiet:
         print(f"recorded {launch.describe()} on {p['executor']} ({p['device']}, {p['tool']} {p['tool_version']}): "
               f"{len(launch.args)} arguments, {len(launch.arrays)} output arrays -> {out}")
+        if kernel_label(launch.kernel) != launch.kernel:
+            print(f"  kernel {kernel_label(launch.kernel)}")
     return 0

@@ -1,13 +1,19 @@
-"""`ptxvm run`: launch a kernel from the command line on the interpreter."""
+"""`ptxvm run`: launch a kernel from the command line on the interpreter or the host JIT.
+
+Every mistake in the launch (a bad `--arg`, `--grid`, `--shared`, `--kernel`, a value a
+parameter cannot hold, a size past `ptxvm.limits`) is an `ArgError`: a usage error, exit 2,
+found before anything is allocated or launched.
+"""
 
 from __future__ import annotations
 
+import json
 import re
 import time
+from typing import Any
 
-import numpy as np
-
-from .errors import LaunchError
+from .demangle import base_name, demangle, display_name, kernel_matches, short_param
+from .errors import LaunchError, PtxError
 
 EPILOG = """\
 arguments (--arg, one per kernel parameter, in order):
@@ -28,14 +34,28 @@ Arrays are passed by reference; after the launch every array argument is printed
 (first elements) and, with -o, saved to an .npz as arg0, arg1, ... (and by parameter name).
 """
 
-_DTYPES = {"f16": np.float16, "f32": np.float32, "f64": np.float64, "i8": np.int8, "i16": np.int16,
-           "i32": np.int32, "i64": np.int64, "u8": np.uint8, "u16": np.uint16, "u32": np.uint32,
-           "u64": np.uint64}
-_GEN = re.compile(r"^(?P<t>[a-z]\d+)\[(?P<n>[\d,\s]+)\]=(?P<how>\w+)(?:\((?P<a>[^)]*)\))?$")
+_DTYPES = {"f16": "float16", "f32": "float32", "f64": "float64", "i8": "int8", "i16": "int16",
+           "i32": "int32", "i64": "int64", "u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64"}
+_GEN = re.compile(r"^(?P<t>[a-z]\d+)\[(?P<n>[^\]]*)\]=(?P<how>\w+)(?:\((?P<a>[^)]*)\))?$")
+JSON_VALUES = 1024          # --json prints at most this many elements of each array
 
 
 class ArgError(LaunchError):
-    pass
+    """A mistake in the launch the command line describes: a usage error (exit 2)."""
+
+    usage = True
+
+
+def positive_int(text: str) -> int:
+    """argparse type of --max-steps: a budget of 0 or less is a mistake, not "the default"."""
+    import argparse
+    try:
+        n = int(text, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {n} (leave it out for the default budget)")
+    return n
 
 
 def add_parser(sub, fmt) -> None:
@@ -44,20 +64,62 @@ def add_parser(sub, fmt) -> None:
                                    "or its LLVM host JIT, and show (or save) its array arguments afterwards.",
                        epilog=EPILOG)
     p.add_argument("file", metavar="FILE.ptx")
-    p.add_argument("--kernel", "-k", help="kernel name (optional when the file has one kernel)")
-    p.add_argument("--grid", "-g", default="1", help="X[,Y[,Z]] blocks (default 1)")
-    p.add_argument("--block", "-b", default="1", help="X[,Y[,Z]] threads per block (default 1)")
-    p.add_argument("--arg", "-a", action="append", default=[], metavar="SPEC", help="one per parameter")
-    p.add_argument("--shared", type=int, default=0, metavar="N", help="dynamic shared memory bytes")
+    add_launch_options(p, defaults=True)
     p.add_argument("--device", "-d", choices=("interp", "cpu"), default=None,
                    help="executor: the numpy interpreter (reference, default) or the LLVM host JIT")
-    p.add_argument("--max-steps", type=int, default=None, metavar="N", help="watchdog step budget")
+    p.add_argument("--max-steps", type=positive_int, default=None, metavar="N",
+                   help="watchdog step budget, at least 1 (default: the executor's)")
     p.add_argument("--trace", action="append", default=[], metavar="BLOCK:THREAD",
                    help="trace the instructions one thread executes, e.g. 0:5 or 1,0:3,2 (repeatable)")
     p.add_argument("-o", "--output", metavar="OUT.npz", help="save the array arguments after the launch")
+    p.add_argument("--json", action="store_true",
+                   help="print one JSON object: the launch, its statistics and the arrays after it (or the error)")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
     p.set_defaults(func=cmd_run)
 
+
+def add_launch_options(p, *, defaults: bool) -> None:
+    """--kernel, --grid, --block, --arg, --shared: the same flags on run, difftest and record."""
+    p.add_argument("--kernel", "-k", metavar="NAME",
+                   help="kernel: its PTX name or C++ name (vector_add, ns::f<int>); optional when the file has one")
+    p.add_argument("--grid", "-g", default="1" if defaults else None, help="X[,Y[,Z]] blocks (default 1)")
+    p.add_argument("--block", "-b", default="1" if defaults else None, help="X[,Y[,Z]] threads per block (default 1)")
+    p.add_argument("--arg", "-a", action="append", default=[], metavar="SPEC", help="one per parameter")
+    p.add_argument("--shared", type=int, default=0 if defaults else None, metavar="N",
+                   help="dynamic shared memory bytes")
+
+
+# ------------------------------------------------------------------ kernels
+
+def kernel_choices(names: list[str]) -> str:
+    """``vector_add (_Z10vector_addPKfS0_Pfi), add_kernel``: what a person can type, and the PTX name."""
+    return ", ".join(f"{base_name(n)} ({n})" if demangle(n) else n for n in names)
+
+
+def resolve_kernel(names: list[str], wanted: str | None, file: str) -> str:
+    """The PTX name of the kernel --kernel denotes (exact, demangled or short); ArgError otherwise."""
+    if wanted is None:
+        if len(names) == 1:
+            return names[0]
+        raise ArgError(f"{file} has {len(names)} kernels; choose one with --kernel: {kernel_choices(names)}"
+                       if names else f"{file} has no kernels (no `.entry`)")
+    hits = kernel_matches(names, wanted)
+    if len(hits) == 1:
+        return hits[0]
+    if not hits:
+        raise ArgError(f"{file} has no kernel named `{wanted}`; its kernels: {kernel_choices(names) or 'none'}")
+    shown = "; ".join(f"{display_name(n)} ({n})" for n in hits)
+    raise ArgError(f"--kernel `{wanted}` is ambiguous in {file}: it matches {len(hits)} kernels: {shown}; "
+                   "give the full C++ signature or the PTX name")
+
+
+def kernel_label(name: str) -> str:
+    """``vector_add(float const*, ...) [_Z10vector_addPKfS0_Pfi]`` for a mangled name, else the name."""
+    full = demangle(name)
+    return f"{full} [{name}]" if full else name
+
+
+# ------------------------------------------------------------------ geometry and arguments
 
 def parse_dims(text: str, what: str) -> tuple[int, ...]:
     try:
@@ -69,8 +131,73 @@ def parse_dims(text: str, what: str) -> tuple[int, ...]:
     return dims
 
 
+def check_shared(n: int | None) -> int:
+    """--shared N: at least 0 and within ptxvm.limits' shared_per_block (checked before allocating)."""
+    from .errors import ResourceError
+    from .limits import current
+    n = n or 0
+    if n < 0:
+        raise ArgError(f"--shared must be 0 or more bytes, got {n}")
+    try:
+        current().check("shared_per_block", n, f"--shared {n}")
+    except ResourceError as e:
+        raise ArgError(e.message) from None
+    return n
+
+
+def _shape(spec: str, index: int, text: str) -> tuple[int, ...]:
+    try:
+        shape = tuple(int(x) for x in text.split(","))
+    except ValueError:
+        raise ArgError(f"--arg #{index + 1} {spec!r}: the shape must be N or N,M,... non-negative integers") from None
+    if not shape or min(shape) < 0:
+        raise ArgError(f"--arg #{index + 1} {spec!r}: the shape must be N or N,M,... non-negative integers")
+    return shape
+
+
+def _check_size(spec: str, index: int, shape: tuple[int, ...], itemsize: int) -> None:
+    """An array larger than one allocation may be is refused before numpy tries to make it."""
+    from .errors import ResourceError
+    from .limits import current
+    n = 1
+    for d in shape:
+        n *= d
+    try:
+        current().check("allocation", n * itemsize, f"--arg #{index + 1} {spec!r}")
+    except ResourceError as e:
+        raise ArgError(e.message) from None
+
+
+def _element_range(dt) -> tuple[float, float]:
+    import numpy as np
+    info = np.finfo(dt) if dt.kind == "f" else np.iinfo(dt)
+    return info.min, info.max
+
+
+def _fits_float(v: float, dt) -> bool:
+    """Whether a finite ``v`` rounds to a finite value of ``dt`` (inf/nan asked for are kept)."""
+    import math
+    import numpy as np
+    if not math.isfinite(v):
+        return True
+    with np.errstate(over="ignore"):
+        return bool(np.isfinite(np.array(v, np.float64).astype(dt)))
+
+
+def _fill_value(spec: str, index: int, a: str, dt):
+    try:
+        v = float(a) if dt.kind == "f" else int(a, 0)
+    except ValueError:
+        raise ArgError(f"--arg #{index + 1} {spec!r}: full(...) needs a number") from None
+    lo, hi = _element_range(dt)
+    if (dt.kind == "f" and not _fits_float(v, dt)) or (dt.kind != "f" and not lo <= v <= hi):
+        raise ArgError(f"--arg #{index + 1} {spec!r}: {a} does not fit {dt.name} (range {lo} to {hi})")
+    return v
+
+
 def parse_arg(spec: str, index: int):
     """An argument spec -> numpy array or Python scalar."""
+    import numpy as np
     s = spec.strip()
     m = _GEN.match(s)
     if m:
@@ -78,49 +205,15 @@ def parse_arg(spec: str, index: int):
         if t not in _DTYPES:
             raise ArgError(f"--arg #{index + 1} {spec!r}: unknown element type `{t}`; use one of "
                            + " ".join(_DTYPES))
-        shape = tuple(int(x) for x in m["n"].split(","))
+        shape = _shape(spec, index, m["n"])
         dt = np.dtype(_DTYPES[t])
-        if how == "zeros":
-            return np.zeros(shape, dt)
-        if how == "ones":
-            return np.ones(shape, dt)
-        if how == "arange":
-            return np.arange(int(np.prod(shape))).astype(dt).reshape(shape)
-        if how == "full":
-            try:
-                return np.full(shape, float(a) if dt.kind == "f" else int(a, 0), dt)
-            except ValueError:
-                raise ArgError(f"--arg #{index + 1} {spec!r}: full(...) needs a number") from None
-        if how == "random":
-            seed = 0
-            if a:
-                mm = re.fullmatch(r"seed\s*=\s*(\d+)", a)
-                if not mm:
-                    raise ArgError(f"--arg #{index + 1} {spec!r}: random takes seed=N")
-                seed = int(mm[1])
-            rng = np.random.default_rng(seed)
-            if dt.kind == "f":
-                return rng.random(shape).astype(dt)
-            return rng.integers(0, 100, shape).astype(dt)
-        raise ArgError(f"--arg #{index + 1} {spec!r}: unknown generator `{how}`; use zeros, ones, arange, "
-                       "full(v) or random(seed=N)")
+        if how not in ("zeros", "ones", "arange", "full", "random"):
+            raise ArgError(f"--arg #{index + 1} {spec!r}: unknown generator `{how}`; use zeros, ones, arange, "
+                           "full(v) or random(seed=N)")
+        _check_size(spec, index, shape, dt.itemsize)
+        return _generate(spec, index, how, a, shape, dt)
     if s.endswith(".npy") or ".npz" in s:
-        path, _, key = s.partition(".npz:")
-        if key:
-            path += ".npz"
-        try:
-            if path.endswith(".npz"):
-                with np.load(path) as z:
-                    if not key:
-                        raise ArgError(f"--arg #{index + 1} {spec!r}: name the entry: {path}:NAME "
-                                       f"(entries: {', '.join(z.files)})")
-                    if key not in z.files:
-                        raise ArgError(f"--arg #{index + 1}: {path} has no entry `{key}` "
-                                       f"(entries: {', '.join(z.files)})")
-                    return np.ascontiguousarray(z[key])
-            return np.ascontiguousarray(np.load(path))
-        except (OSError, ValueError) as e:
-            raise ArgError(f"--arg #{index + 1}: cannot read {path}: {e}") from None
+        return _load_array(spec, index, s)
     try:
         return int(s, 0)
     except ValueError:
@@ -130,6 +223,90 @@ def parse_arg(spec: str, index: int):
     except ValueError:
         raise ArgError(f"--arg #{index + 1} {spec!r}: not a number, an array spec like f32[16]=zeros, "
                        "or an .npy/.npz file") from None
+
+
+def _generate(spec: str, index: int, how: str, a: str, shape: tuple[int, ...], dt):
+    import numpy as np
+    if how == "zeros":
+        return np.zeros(shape, dt)
+    if how == "ones":
+        return np.ones(shape, dt)
+    if how == "arange":
+        n = int(np.prod(shape))
+        lo, hi = _element_range(dt)
+        if n and n - 1 > hi:
+            raise ArgError(f"--arg #{index + 1} {spec!r}: arange counts up to {n - 1}, more than {dt.name} "
+                           f"holds (largest {hi})")
+        return np.arange(n).astype(dt).reshape(shape)
+    if how == "full":
+        return np.full(shape, _fill_value(spec, index, a, dt), dt)
+    seed = 0
+    if a:
+        mm = re.fullmatch(r"seed\s*=\s*(\d+)", a)
+        if not mm:
+            raise ArgError(f"--arg #{index + 1} {spec!r}: random takes seed=N")
+        seed = int(mm[1])
+    rng = np.random.default_rng(seed)
+    if dt.kind == "f":
+        return rng.random(shape).astype(dt)
+    return rng.integers(0, 100, shape).astype(dt)
+
+
+def _load_array(spec: str, index: int, s: str):
+    import numpy as np
+    path, _, key = s.partition(".npz:")
+    if key:
+        path += ".npz"
+    try:
+        if path.endswith(".npz"):
+            with np.load(path) as z:
+                if not key:
+                    raise ArgError(f"--arg #{index + 1} {spec!r}: name the entry: {path}:NAME "
+                                   f"(entries: {', '.join(z.files)})")
+                if key not in z.files:
+                    raise ArgError(f"--arg #{index + 1}: {path} has no entry `{key}` "
+                                   f"(entries: {', '.join(z.files)})")
+                return np.ascontiguousarray(z[key])
+        return np.ascontiguousarray(np.load(path))
+    except (OSError, ValueError) as e:
+        raise ArgError(f"--arg #{index + 1}: cannot read {path}: {e}") from None
+
+
+def check_args(kernel: str, params, values: list) -> None:
+    """Each value fits its parameter (count, pointer-ness, the PTX type's range): ArgError otherwise."""
+    if len(values) != len(params):
+        sig = ", ".join(f"{short_param(kernel, p.name)}: .{p.type}" for p in params) or "none"
+        raise ArgError(f"kernel `{base_name(kernel)}` takes {len(params)} argument{'s' if len(params) != 1 else ''} "
+                       f"({sig}), got {len(values)} --arg")
+    for i, (p, v) in enumerate(zip(params, values)):
+        _check_value(i, short_param(kernel, p.name), p, v)
+
+
+def _check_value(i: int, name: str, p, v) -> None:
+    import numpy as np
+    from .ir.types import ScalarType
+    at = f"--arg #{i + 1} (`{name}`, .{p.type}{''.join(f'[{d}]' for d in p.array)})"
+    t = ScalarType(p.type)
+    if p.array:
+        if not isinstance(v, np.ndarray) or v.nbytes != p.size:
+            raise ArgError(f"{at}: a by-value array parameter of {p.size} bytes; pass an .npy/.npz array "
+                           f"of exactly {p.size} bytes")
+        return
+    if isinstance(v, np.ndarray):
+        if t.bits != 64:
+            raise ArgError(f"{at}: an array is passed as a pointer, which needs a 64-bit parameter")
+        return
+    if t.kind == "f":
+        if not _fits_float(float(v), np.dtype({16: "float16", 32: "float32", 64: "float64"}[t.bits])):
+            lim = {16: "65504", 32: "3.4028235e+38", 64: "1.7976931348623157e+308"}[t.bits]
+            raise ArgError(f"{at}: {v!r} is out of range for .{p.type} (largest finite magnitude {lim})")
+        return
+    if isinstance(v, float):
+        raise ArgError(f"{at}: an integer parameter; got {v!r}")
+    lo, hi = {"u": (0, (1 << t.bits) - 1), "s": (-(1 << (t.bits - 1)), (1 << (t.bits - 1)) - 1)}.get(
+        t.kind, (-(1 << (t.bits - 1)), (1 << t.bits) - 1))
+    if not lo <= v <= hi:
+        raise ArgError(f"{at}: {v} does not fit .{p.type} (range {lo} to {hi})")
 
 
 def _trace_spec(spec: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -149,39 +326,123 @@ def parse_dims_index(text: str) -> tuple[int, ...]:
     return dims
 
 
-def _preview(a: np.ndarray) -> str:
+def require_llvmlite(device: str | None) -> None:
+    """The host JIT needs llvmlite: say so (and how to get it) instead of an ImportError."""
+    if device != "cpu":
+        return
+    try:
+        import llvmlite  # noqa: F401
+    except ImportError:
+        raise MissingPackage("llvmlite", "--device cpu compiles the kernel with LLVM") from None
+
+
+class MissingPackage(PtxError):
+    """An optional Python package a command needs is not installed (exit 1)."""
+
+    def __init__(self, package: str, why: str) -> None:
+        super().__init__(f"{why}, which needs the Python package `{package}`; it is not installed: "
+                         f"pip install {package}")
+
+
+# ------------------------------------------------------------------ output
+
+def _preview(a) -> str:
+    import numpy as np
     flat = a.reshape(-1)
     head = np.array2string(flat[:8], separator=", ", threshold=8, precision=6, max_line_width=400)
     return f"{a.dtype}{list(a.shape)} {head[:-1]}{', ...]' if flat.size > 8 else ']'}"
 
 
+def _json_number(x):
+    """JSON has no NaN or infinities: spell them as strings."""
+    if isinstance(x, float) and (x != x or x in (float("inf"), float("-inf"))):
+        return "nan" if x != x else ("inf" if x > 0 else "-inf")
+    return x
+
+
+def array_json(a) -> dict[str, Any]:
+    flat = a.reshape(-1)
+    return {"kind": "array", "dtype": str(a.dtype), "shape": list(a.shape),
+            "values": [_json_number(x) for x in flat[:JSON_VALUES].tolist()],
+            "truncated": bool(flat.size > JSON_VALUES)}
+
+
+def error_json(e: BaseException) -> dict[str, Any]:
+    """An error as --json prints it: its class, message, and where (file, line, kernel, thread)."""
+    rec: dict[str, Any] = {"type": type(e).__name__, "message": getattr(e, "message", str(e)),
+                           "usage": bool(getattr(e, "usage", False))}
+    for key in ("filename", "line", "column", "kernel", "block", "thread", "instruction", "address", "space"):
+        val = getattr(e, key, None)
+        if val is not None:
+            rec[key] = list(val) if isinstance(val, tuple) else val
+    return rec
+
+
+def run_json(func, args) -> int:
+    """Run a command whose output is one JSON object; its errors become that object too."""
+    from .cli import _UsageError
+    try:
+        return func(args)
+    except (PtxError, _UsageError) as e:
+        usage = isinstance(e, _UsageError) or getattr(e, "usage", False)
+        rec = error_json(e)
+        rec["usage"] = bool(usage)
+        print(json.dumps({"ok": False, "error": rec}, indent=2))
+        return 2 if usage else 1
+
+
+# ------------------------------------------------------------------ the command
+
 def cmd_run(args) -> int:
+    return run_json(_run, args) if args.json else _run(args)
+
+
+def _run(args) -> int:
+    import numpy as np
     from .driver import Module
     mod = Module.from_file(args.file)
-    names = list(mod.kernels)
-    if args.kernel is None:
-        if len(names) != 1:
-            raise ArgError(f"{args.file} has {len(names)} kernels; choose one with --kernel: " + ", ".join(names))
-        args.kernel = names[0]
-    k = mod.get_function(args.kernel)
+    name = resolve_kernel(list(mod.kernels), args.kernel, args.file)
+    k = mod.get_function(name)
     values = [parse_arg(s, i) for i, s in enumerate(args.arg)]
     grid, block = parse_dims(args.grid, "grid"), parse_dims(args.block, "block")
+    shared = check_shared(args.shared)
+    check_args(name, k.params, values)
     trace = [_trace_spec(spec) for spec in args.trace]
+    from .driver.api import default_launch_device
+    device = args.device or default_launch_device()
+    require_llvmlite(device)
     t = time.perf_counter()
-    stats = k(grid, block, values, shared_mem=args.shared, max_steps=args.max_steps, trace=trace,
-              device=args.device)
+    stats = k(grid, block, values, shared_mem=shared, max_steps=args.max_steps, trace=trace, device=device)
     dt = time.perf_counter() - t
     arrays = {f"arg{i}": v for i, v in enumerate(values) if isinstance(v, np.ndarray)}
-    if not args.quiet:
-        print(f"{k.name}<<<{grid}, {block}>>>: {stats.instructions:,} thread-instructions in {dt:.3f} s "
-              f"({stats.steps:,} steps, {stats.divergent_steps:,} divergent, {stats.batches} batch"
-              f"{'es' if stats.batches != 1 else ''})")
+    if args.json:
+        _print_json(args, name, k, (grid, block, shared, device), stats, dt, values)
+    elif not args.quiet:
+        print(f"{kernel_label(name)}\n{base_name(name)}<<<{grid}, {block}>>>: {stats.instructions:,} "
+              f"thread-instructions in {dt:.3f} s ({stats.steps:,} steps, {stats.divergent_steps:,} divergent, "
+              f"{stats.batches} batch{'es' if stats.batches != 1 else ''})")
         for i, v in enumerate(values):
             if isinstance(v, np.ndarray):
-                print(f"  arg{i} {k.params[i].name}: {_preview(v)}")
+                print(f"  arg{i} {short_param(name, k.params[i].name)}: {_preview(v)}")
     if args.output:
         named = {**arrays, **{k.params[int(n[3:])].name: v for n, v in arrays.items()}}
         np.savez(args.output, **named)
-        if not args.quiet:
+        if not args.quiet and not args.json:
             print(f"saved {len(arrays)} arrays to {args.output}")
     return 0
+
+
+def _print_json(args, name, k, launch, stats, dt, values) -> None:
+    import numpy as np
+    grid, block, shared, device = launch
+    out_args = []
+    for i, (p, v) in enumerate(zip(k.params, values)):
+        rec = {"index": i, "param": short_param(name, p.name), "type": p.type}
+        rec.update(array_json(v) if isinstance(v, np.ndarray) else {"kind": "scalar", "value": _json_number(v)})
+        out_args.append(rec)
+    doc = {"ok": True, "file": args.file, "kernel": name, "demangled": demangle(name), "device": device,
+           "grid": list(grid), "block": list(block), "shared": shared,
+           "stats": {"instructions": stats.instructions, "steps": stats.steps,
+                     "divergent_steps": stats.divergent_steps, "batches": stats.batches, "seconds": round(dt, 6)},
+           "args": out_args, "output": args.output}
+    print(json.dumps(doc, indent=2))

@@ -360,7 +360,7 @@ def test_usage_errors(capsys) -> None:
 
 def test_version_and_help(capsys) -> None:
     assert cli.main(["--version"]) == 0
-    assert capsys.readouterr().out.strip() == f"ptxvm {ptxvm.__version__}"
+    assert capsys.readouterr().out.splitlines()[0] == f"ptxvm {ptxvm.__version__}"   # then its dependencies
     for cmd in ([], ["check"], ["fmt"], ["isa"]):
         assert cli.main([*cmd, "--help"]) == 0
         assert "examples:" in capsys.readouterr().out

@@ -45,7 +45,7 @@ def test_run_reads_npy_and_npz(tmp_path):
     ([], "has 8 kernels; choose one with --kernel"),
 ])
 def test_run_argument_errors(args, message, capsys):
-    assert main(["run", ELEMENTWISE, *args]) == 1
+    assert main(["run", ELEMENTWISE, *args]) == 2      # usage errors (the help: 2 = usage)
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
 
@@ -72,5 +72,5 @@ def test_run_trace_prints_the_chosen_threads_instructions(capsys):
 
 def test_run_trace_spec_errors(capsys):
     assert main(["run", ELEMENTWISE, "-k", "vector_add", "--trace", "x", "-a", "0", "-a", "0", "-a", "0",
-                 "-a", "0"]) == 1
+                 "-a", "0"]) == 2
     assert "expected BLOCK:THREAD" in capsys.readouterr().err
