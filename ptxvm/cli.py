@@ -499,7 +499,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             pass
         return 141
     except PtxError as e:
-        print(str(e), file=_err())
+        text = str(e)
+        # An error with no place in a file says who is speaking, as argparse's do.
+        print(f"ptxvm: {text}" if text.startswith("error: ") else text, file=_err())
         return EXIT_FAIL
     except ModuleNotFoundError as e:
         if e.name not in _OPTIONAL_PACKAGES:

@@ -115,7 +115,10 @@ def _launch_from_args(args):
 def _executors(text: str | None) -> list[str]:
     from .driver.api import available_devices
     from .testing.golden import ExecutorUnavailable, check_executor
-    names = [x.strip() for x in text.split(",") if x.strip()] if text else list(available_devices())
+    if text:
+        names = [x.strip() for x in text.split(",") if x.strip()]
+    else:   # every executor this installation can run (the host JIT only with llvmlite)
+        names = [n for n in available_devices() if n != "cpu" or _have_llvmlite()]
     for n in names:
         try:
             check_executor(n)
@@ -123,6 +126,14 @@ def _executors(text: str | None) -> list[str]:
             raise _usage(e.message) from None
         require_llvmlite(n)
     return names
+
+
+def _have_llvmlite() -> bool:
+    from importlib.util import find_spec
+    try:
+        return find_spec("llvmlite") is not None
+    except (ImportError, ValueError):
+        return False
 
 
 def _ulp(specs: list[str]):
