@@ -6,31 +6,39 @@
     k[blocks, threads](x, y, out, n)                            # numba style
 
 numpy arrays are passed by reference: after the launch (also after a fault) they hold the
-kernel's writes. The interpreter works on a writable array in place; the JIT, and an argument
-that overlaps another one, get a device copy that is copied back. A read-only array is an
-input: a kernel write to it is a LaunchError.
+kernel's writes. The interpreter works on a writable array in place; the JIT gets a device copy
+that is copied back. Arguments that overlap (``(a, a)``, ``(a[0:], a[1:])``) share one device
+buffer, so their writes alias as on a GPU. A read-only array is an input: a kernel write to it
+is a LaunchError.
+
+Before anything runs, a launch checks its geometry against CUDA's limits (1024 threads per
+block; blocks up to 2^31-1 in x, 65535 in y and z) and ``ptxvm.limits`` (threads per grid,
+shared memory per block, memory of one CTA); a module's declarations are checked against
+``ptxvm.limits`` when it is loaded. Launches may come from several threads; they run one at a
+time (see ``arrays``).
 """
 
 from __future__ import annotations
 
-import struct
-import weakref
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from ..errors import LaunchError
+from .. import limits
+from ..errors import LaunchError, PtxSyntaxError
 from ..ir import nodes as ir
-from ..ir.types import ScalarType
-from ..interp.executor import (
-    DEFAULT_MAX_STEPS, LaunchStats, ModuleImage, param_block, place_globals, prepare, run_kernel,
-)
-from ..interp.memory import Allocation, DeviceMemory
+from ..ir.resources import check_resources
+from ..interp.executor import DEFAULT_MAX_STEPS, LaunchStats, param_block, prepare, run_kernel
 from ..interp.state import Geometry
+from .args import bind
+from .arrays import LAUNCH_LOCK, Device, DeviceArray, default_device, to_device  # noqa: F401
 
 MAX_THREADS_PER_BLOCK = 1024
+MAX_BLOCK = (1024, 1024, 64)              # CUDA: maxThreadsDim
+MAX_GRID = ((1 << 31) - 1, 65535, 65535)  # CUDA: maxGridSize
 
 # Executors a launch can run on (``device=``); the host JIT adds "cpu" when it is built.
 DEVICES: tuple[str, ...] = ("interp", "cpu")
@@ -45,89 +53,6 @@ def default_launch_device() -> str:
 def available_devices() -> tuple[str, ...]:
     """Names accepted by ``Kernel.__call__(..., device=...)`` in this build."""
     return DEVICES
-
-
-class Device:
-    """One simulated device: its memory and the modules placed in it."""
-
-    def __init__(self) -> None:
-        self.memory = DeviceMemory()
-        # Keyed by the Module itself, weakly: keyed by id(), a new Module that got a dead one's
-        # id was handed the dead module's globals (found reading a `.global` initialiser).
-        self.images: weakref.WeakKeyDictionary[Module, ModuleImage] = weakref.WeakKeyDictionary()
-
-    def image(self, module: "Module") -> ModuleImage:
-        img = self.images.get(module)
-        if img is None:
-            funcs = {name: 0xF000_0000_0000 + i * 16 for i, name in enumerate(module.ir.functions)}
-            img = self.images[module] = place_globals(module.ir, self.memory, funcs)
-        return img
-
-
-_DEVICE: Device | None = None
-
-
-def default_device() -> Device:
-    global _DEVICE
-    if _DEVICE is None:
-        _DEVICE = Device()
-    return _DEVICE
-
-
-class DeviceArray:
-    """An array in device memory; ``ptr`` is its device address, slicing gives views."""
-
-    def __init__(self, alloc: Allocation, shape: tuple[int, ...], dtype: np.dtype, offset: int = 0) -> None:
-        self._alloc, self.shape, self.dtype, self._offset = alloc, tuple(shape), np.dtype(dtype), offset
-
-    @property
-    def ptr(self) -> int:
-        return self._alloc.base + self._offset
-
-    @property
-    def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
-
-    @property
-    def nbytes(self) -> int:
-        return self.size * self.dtype.itemsize
-
-    def copy_to_host(self) -> np.ndarray:
-        raw = self._alloc.data[self._offset:self._offset + self.nbytes]
-        return raw.view(self.dtype).reshape(self.shape).copy()
-
-    def copy_from_host(self, array) -> None:
-        a = np.ascontiguousarray(array, dtype=self.dtype)
-        if a.nbytes != self.nbytes:
-            raise LaunchError(f"copy_from_host: {a.nbytes} bytes into a {self.nbytes}-byte device array")
-        self._alloc.data[self._offset:self._offset + self.nbytes] = a.reshape(-1).view(np.uint8)
-
-    def __getitem__(self, key) -> "DeviceArray":
-        if len(self.shape) != 1 or not isinstance(key, slice) or key.step not in (None, 1):
-            raise TypeError("DeviceArray supports contiguous 1-D slices like d[k:] or d[a:b]")
-        start, stop, _ = key.indices(self.shape[0])
-        stop = max(stop, start)
-        return DeviceArray(self._alloc, (stop - start,), self.dtype, self._offset + start * self.dtype.itemsize)
-
-    def __len__(self) -> int:
-        return self.shape[0]
-
-    def __repr__(self) -> str:
-        return f"DeviceArray(shape={self.shape}, dtype={self.dtype}, ptr=0x{self.ptr:x})"
-
-
-def to_device(array, device: Device | None = None) -> DeviceArray:
-    a = np.ascontiguousarray(array)
-    dev = device or default_device()
-    alloc = dev.memory.alloc(a.nbytes, f"device array {a.dtype}{list(a.shape)}", data=a)
-    return DeviceArray(alloc, a.shape, a.dtype)
-
-
-def _share(array: np.ndarray, dev: Device) -> DeviceArray:
-    """A device allocation whose bytes are ``array``'s own (no copy in, none back)."""
-    alloc = dev.memory.alloc(array.nbytes, f"device array {array.dtype}{list(array.shape)}",
-                             share=array.reshape(-1).view(np.uint8))
-    return DeviceArray(alloc, array.shape, array.dtype)
 
 
 @dataclass(frozen=True)
@@ -153,8 +78,12 @@ class Module:
 
     def __init__(self, ptx: str | bytes, filename: str | None = None) -> None:
         from ..frontend.cache import load_text
+        _refuse_path(ptx)
         self.ir: ir.Module = load_text(ptx, filename)
         self.filename = filename
+        # Declarations beyond ptxvm.limits are refused here, before any executor allocates them.
+        text = ptx if isinstance(ptx, str) else ptx.decode("utf-8", "replace")
+        check_resources(self.ir, text.split("\n"))
         self._programs: dict[tuple, object] = {}
 
     @classmethod
@@ -181,10 +110,26 @@ class Module:
     __getitem__ = get_function
 
 
+_PTX_DIRECTIVE = re.compile(r"\.(version|target|entry|func|global|const|shared|visible|extern)\b")
+
+
+def _refuse_path(ptx: str | bytes) -> None:
+    """``Module("saxpy.ptx")``: a file name is not PTX text; say what was meant."""
+    text = ptx if isinstance(ptx, str) else ptx.decode("utf-8", "replace")
+    one_line = text.strip()
+    if not one_line or "\n" in one_line or _PTX_DIRECTIVE.search(one_line) or len(one_line) > 4096:
+        return
+    if re.search(r"\.(ptx|cu|cubin|fatbin|txt)$", one_line, re.I) or Path(one_line).is_file():
+        raise PtxSyntaxError(f"ptxvm.Module() takes PTX text, and {one_line!r} looks like a file name "
+                             f"(it has no PTX directives); use ptxvm.Module.from_file({one_line!r})")
+
+
 def _dim3(v, what: str) -> tuple[int, int, int]:
-    if isinstance(v, (int, np.integer)):
+    if isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)):
         v = (int(v),)
     try:
+        if isinstance(v, (str, bytes)) or any(isinstance(x, (bool, float, np.floating)) for x in v):
+            raise TypeError
         t = tuple(int(x) for x in v)
     except (TypeError, ValueError):
         raise LaunchError(f"{what} must be an int or a tuple of 1 to 3 ints, got {v!r}") from None
@@ -193,8 +138,31 @@ def _dim3(v, what: str) -> tuple[int, int, int]:
     return (t + (1, 1))[:3]
 
 
-_INT_RANGE = {"u": lambda b: (0, (1 << b) - 1), "s": lambda b: (-(1 << (b - 1)), (1 << (b - 1)) - 1),
-              "b": lambda b: (-(1 << (b - 1)), (1 << b) - 1)}
+def _within(t: tuple[int, int, int], most: tuple[int, int, int], what: str) -> None:
+    for axis, n, top in zip("xyz", t, most):
+        if n > top:
+            raise LaunchError(f"{what} {t} has {n:,} in {axis}; CUDA's limit is {top:,} "
+                              f"(x, y, z at most {', '.join(f'{m:,}' for m in most)})")
+
+
+def _check_call(args, shared_mem, device, max_steps) -> tuple:
+    """The launch options' types, before any is used (``k(1, 4, 4, 1.0, x, y)`` puts the
+    arguments in the option slots: say so instead of failing on what they became)."""
+    if not isinstance(args, (tuple, list)):
+        raise LaunchError(f"kernel arguments must be one tuple or list, got {type(args).__name__} {args!r}; "
+                          "call kernel(grid, block, (arg0, arg1, ...)) or kernel[grid, block](arg0, arg1, ...)")
+    if device is not None and not isinstance(device, str):
+        raise LaunchError(f"device must be a name such as 'interp' or 'cpu', got {type(device).__name__}; "
+                          "were the kernel arguments passed without a tuple? call "
+                          "kernel(grid, block, (arg0, arg1, ...))")
+    if isinstance(shared_mem, (bool, np.bool_)) or not isinstance(shared_mem, (int, np.integer)):
+        raise LaunchError(f"shared_mem must be a byte count (int), got {type(shared_mem).__name__} {shared_mem!r}")
+    if shared_mem < 0:
+        raise LaunchError(f"shared_mem must be >= 0, got {shared_mem}")
+    if max_steps is not None and (isinstance(max_steps, bool) or not isinstance(max_steps, (int, np.integer))
+                                  or max_steps < 1):
+        raise LaunchError(f"max_steps must be a positive int, got {max_steps!r}")
+    return tuple(args)
 
 
 class Kernel:
@@ -217,13 +185,26 @@ class Kernel:
                  max_steps: int | None = None, trace=None, trace_out=None) -> LaunchStats:
         """Launch; ``trace`` is an iterable of (block, thread) pairs (ints or 1-3 tuples) whose
         executed instructions are written to ``trace_out`` (default: stderr)."""
+        args = _check_call(args, shared_mem, device, max_steps)
         device = device or default_launch_device()
         if device not in available_devices():
             raise LaunchError(f"device `{device}` is not available; this build has: {', '.join(available_devices())}")
+        g, b = self._geometry(grid, block)
+        lim = limits.current()
+        lim.check("shared_per_block", int(shared_mem), "the launch's dynamic shared memory (shared_mem)")
+        if len(args) != len(self.params):
+            sig = ", ".join(map(str, self.params))
+            raise LaunchError(f"kernel `{self.name}` takes {len(self.params)} arguments ({sig}), got {len(args)}")
+        with LAUNCH_LOCK:
+            return self._launch(g, b, args, int(shared_mem), device, max_steps, trace, trace_out)
+
+    def _geometry(self, grid, block) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
         g, b = _dim3(grid, "grid"), _dim3(block, "block")
         tpb = b[0] * b[1] * b[2]
         if tpb > MAX_THREADS_PER_BLOCK:
             raise LaunchError(f"block {b} has {tpb} threads; the limit is {MAX_THREADS_PER_BLOCK}")
+        _within(b, MAX_BLOCK, "block")
+        _within(g, MAX_GRID, "grid")
         for dname in ("maxntid", "reqntid"):
             d = self.ir.directive(dname)
             if d is not None:
@@ -231,13 +212,11 @@ class Kernel:
                 if (dname == "maxntid" and tpb > lim) or (dname == "reqntid" and tuple(d.values) != b[:len(d.values)]):
                     raise LaunchError(f"kernel `{self.name}` declares .{dname} {', '.join(map(str, d.values))}; "
                                       f"block {b} does not fit it")
-        if shared_mem < 0:
-            raise LaunchError(f"shared_mem must be >= 0, got {shared_mem}")
-        args = tuple(args)
-        if len(args) != len(self.params):
-            sig = ", ".join(map(str, self.params))
-            raise LaunchError(f"kernel `{self.name}` takes {len(self.params)} arguments ({sig}), got {len(args)}")
-        dev = default_device()
+        limits.current().check("threads_per_grid", g[0] * g[1] * g[2] * tpb,
+                               f"grid {g} of blocks {b} ({g[0] * g[1] * g[2]:,} blocks of {tpb} threads)")
+        return g, b
+
+    def _program(self, dev: Device, shared_mem: int, device: str):
         image = dev.image(self.module)
         key = (self.name, shared_mem, device)
         program = self.module._programs.get(key)
@@ -248,80 +227,49 @@ class Kernel:
             else:
                 program = prepare(self.module.ir, self.ir, image, shared_mem)
             self.module._programs[key] = program
-        raw, copy_back, wrote_readonly = [], [], []
-        try:
-            arrays = [(i, a) for i, a in enumerate(args) if isinstance(a, np.ndarray)]
-            for i, (p, a) in enumerate(zip(self.params, args)):
-                raw.append(self._pack(dev, p, a, copy_back, share=device == "interp" and not any(
-                    j != i and np.may_share_memory(a, o) for j, o in arrays)))
-            params = param_block(self.ir, program.symbols, raw)
-            stats = LaunchStats()
+        return program
+
+    def _check_cta(self, program, b: tuple[int, int, int], shared_mem: int) -> None:
+        """Static + dynamic shared, and the memory one CTA needs, before a batch is made."""
+        sym = program.symbols
+        lim = limits.current()
+        lim.check("shared_per_block", sym.shared_bytes,
+                  f"kernel `{self.name}`'s shared memory ({sym.shared_bytes - shared_mem:,} static + "
+                  f"{shared_mem:,} dynamic bytes)")
+        tpb = b[0] * b[1] * b[2]
+        lim.check("batch_memory", tpb * sym.local_bytes + sym.shared_bytes,
+                  f"one block of {tpb} threads of kernel `{self.name}` ({sym.local_bytes:,} bytes of "
+                  f".local per thread, {sym.shared_bytes:,} of .shared)")
+
+    def _launch(self, g, b, args: tuple, shared_mem: int, device: str, max_steps, trace, trace_out) -> LaunchStats:
+        dev = default_device()
+        program = self._program(dev, shared_mem, device)
+        self._check_cta(program, b, shared_mem)
+        if device == "cpu" and trace:
+            raise LaunchError("--trace/trace= needs device='interp'")
+        with dev.memory.holding():
+            binding = bind(dev, self.params, args, share=device == "interp")
             try:
-                if device == "cpu":
-                    if trace:
-                        raise LaunchError("--trace/trace= needs device='interp'")
-                    from ..jit.executor import run_kernel as run_jit
-                    run_jit(program, Geometry(g, b), dev.memory, params, shared_mem,
-                            max_steps or DEFAULT_MAX_STEPS, stats=stats)
-                else:
-                    run_kernel(program, Geometry(g, b), dev.memory, params, shared_mem,
-                               max_steps or DEFAULT_MAX_STEPS, stats=stats,
-                               trace=_trace_ids(trace, g, b), out=trace_out)
+                params = param_block(self.ir, program.symbols, binding.raw)
+                stats = LaunchStats()
+                try:
+                    if device == "cpu":
+                        from ..jit.executor import run_kernel as run_jit
+                        run_jit(program, Geometry(g, b), dev.memory, params, shared_mem,
+                                max_steps or DEFAULT_MAX_STEPS, stats=stats)
+                    else:
+                        run_kernel(program, Geometry(g, b), dev.memory, params, shared_mem,
+                                   max_steps or DEFAULT_MAX_STEPS, stats=stats,
+                                   trace=_trace_ids(trace, g, b), out=trace_out)
+                finally:
+                    self.stats = stats
             finally:
-                self.stats = stats
-        finally:
-            for name, host, darr, shared in copy_back:
-                if shared:
-                    pass
-                elif host.flags.writeable:
-                    host.reshape(-1).view(np.uint8)[:] = darr._alloc.data[:darr.nbytes]
-                elif not np.array_equal(host.reshape(-1).view(np.uint8), darr._alloc.data[:darr.nbytes]):
-                    wrote_readonly.append(name)
-                dev.memory.free(darr._alloc)
+                wrote_readonly = binding.finish(dev)
         if wrote_readonly:
             raise LaunchError(f"the kernel wrote to read-only numpy argument(s) "
                               f"{', '.join(f'`{n}`' for n in wrote_readonly)}; pass writable arrays "
                               "to receive the writes")
         return stats
-
-    def _pack(self, dev: Device, p: Param, a, copy_back: list, share: bool = False) -> bytes:
-        t = ScalarType(p.type)
-        if p.array:
-            data = bytes(a) if isinstance(a, (bytes, bytearray, memoryview)) else \
-                np.ascontiguousarray(a).tobytes() if isinstance(a, (np.ndarray, np.void)) else None
-            if data is None or len(data) != p.size:
-                raise LaunchError(f"argument `{p.name}` is a {p.size}-byte by-value parameter; pass "
-                                  f"{p.size} bytes (bytes, a numpy array or a structured scalar)")
-            return data
-        if isinstance(a, np.ndarray):
-            if t.bits != 64:
-                raise LaunchError(f"argument `{p.name}` is .{p.type}; a numpy array can only be passed to "
-                                  "a 64-bit pointer parameter")
-            if not a.flags.c_contiguous:
-                raise LaunchError(f"argument `{p.name}`: the array must be C-contiguous")
-            # The interpreter works on a writable numpy argument in place (the kernel's writes are
-            # the array's final contents either way); the JIT, and arguments that overlap another
-            # argument, get a copy of their own (so both executors see the same aliasing).
-            shared = share and a.flags.writeable and a.nbytes >= 16
-            d = _share(a, dev) if shared else to_device(a, dev)
-            copy_back.append((p.name, a, d, shared))
-            return struct.pack("<Q", d.ptr)
-        if isinstance(a, DeviceArray):
-            if t.bits != 64:
-                raise LaunchError(f"argument `{p.name}` is .{p.type}; a DeviceArray needs a 64-bit parameter")
-            return struct.pack("<Q", a.ptr)
-        if t.kind == "f":
-            if not isinstance(a, (int, float, np.integer, np.floating)) or isinstance(a, bool):
-                raise LaunchError(f"argument `{p.name}` is .{p.type}; got {type(a).__name__}")
-            fmt = {16: "<e", 32: "<f", 64: "<d"}[t.bits]
-            return struct.pack(fmt, float(a))
-        if isinstance(a, (np.floating, float)) or not isinstance(a, (int, np.integer)):
-            raise LaunchError(f"argument `{p.name}` is .{p.type} (an integer); got {type(a).__name__} {a!r}")
-        v = int(a)
-        lo, hi = _INT_RANGE.get(t.kind, _INT_RANGE["b"])(t.bits)
-        if not lo <= v <= hi:
-            raise LaunchError(f"argument `{p.name}` = {v} does not fit .{p.type} [{lo}, {hi}]")
-        return (v & ((1 << t.bits) - 1)).to_bytes(p.size, "little")
 
 
 def _trace_ids(trace, grid: tuple[int, int, int], block: tuple[int, int, int]) -> frozenset[int] | None:
