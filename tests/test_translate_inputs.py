@@ -206,3 +206,161 @@ def test_very_long_names_translate_and_keep_their_symbols(tmp_path, n):
         in obj.llvm_ir
     assert "g" + "g" * n in obj.llvm_ir
     assert read_elf(obj.hsaco) is not None
+
+
+# ----------------------------------------------------------------------------- --stats at scale
+
+LISTING = """\
+\t.text
+\t.globl\tfirst
+first:
+; %bb.0:
+\ts_load_dwordx2 s[0:1], s[4:5], 0x0
+\tv_mov_b32_e32 v0, 0
+.LBB0_1:                                ; a local label: not an instruction
+\t// a comment
+\tglobal_store_dword v0, v0, s[0:1]
+\ts_endpgm
+.Lfunc_end0:
+\t.size\tfirst, .Lfunc_end0-first
+"second$1":
+\ts_endpgm
+.Lfunc_end1:
+"""
+
+
+def test_instruction_counts_by_hand():
+    from ptxvm.amdgpu.codeobject import count_instructions, instruction_counts
+    assert instruction_counts(LISTING) == {"first": 4, "second$1": 1}
+    assert count_instructions(LISTING, "second$1") == 1 and count_instructions(LISTING, "nope") == 0
+
+
+def test_instruction_counts_are_one_pass_over_20000_functions():
+    """The per-kernel scan re-split the listing for every kernel: 2,000 kernels took 105 s of
+    counting (20,000: hours). One pass: well under a second for 20,000."""
+    import time
+    from ptxvm.amdgpu.codeobject import instruction_counts
+    body = "\ts_load_dword s0, s[4:5], 0x0\n\tv_add_u32_e32 v0, s0, v0\n\ts_endpgm\n"
+    asm = "".join(f"kern_{i}:\n{body}.Lfunc_end{i}:\n\t.size\tkern_{i}, .Lfunc_end{i}-kern_{i}\n"
+                  for i in range(20_000))
+    t0 = time.perf_counter()
+    counts = instruction_counts(asm)
+    assert time.perf_counter() - t0 < 5.0
+    assert len(counts) == 20_000 and set(counts.values()) == {3}
+
+
+# ----------------------------------------------------------------------------- -o and --offload-arch
+
+SMALL = HEAD + """
+.visible .entry k(.param .u64 p)
+{
+    .reg .b32 %r<2>;
+    .reg .b64 %rd<2>;
+    ld.param.u64 %rd1, [p];
+    mov.u32 %r1, 7;
+    st.global.u32 [%rd1], %r1;
+    ret;
+}
+"""
+
+
+@pytest.fixture
+def small(tmp_path) -> Path:
+    src = tmp_path / "small.ptx"
+    src.write_text(SMALL)
+    return src
+
+
+@pytest.mark.lld
+def test_output_is_a_file_for_one_input_and_one_target(tmp_path, capsys, small):
+    out = tmp_path / "build" / "k.hsaco"
+    code = main(["translate", str(small), "--offload-arch", "gfx90a", "-o", str(out), "--emit-llvm",
+                 "--emit-asm", "--metadata"])
+    assert code == 0, capsys.readouterr().err
+    assert out.is_file() and out.read_bytes()[:4] == b"\x7fELF"
+    assert sorted(p.name for p in out.parent.iterdir()) == ["k.hsaco", "k.json", "k.ll", "k.s"]
+    assert capsys.readouterr().out == f"{out}: 1 kernel, {out.stat().st_size} bytes\n"
+
+
+@pytest.mark.lld
+def test_output_is_a_directory_when_it_is_one_or_ends_with_a_slash(tmp_path, capsys, small):
+    assert main(["translate", str(small), "--arch", "gfx90a", "-o", str(tmp_path / "d") + "/"]) == 0
+    assert (tmp_path / "d" / "small.gfx90a.hsaco").is_file()
+    assert main(["translate", str(small), "--arch", "gfx1030", "-o", str(tmp_path / "d")]) == 0
+    assert (tmp_path / "d" / "small.gfx1030.hsaco").is_file()
+
+
+@pytest.mark.lld
+def test_repeated_offload_arch_makes_a_directory_of_outputs(tmp_path, capsys, small):
+    code = main(["translate", str(small), "--offload-arch", "gfx90a", "--offload-arch", "gfx1030",
+                 "-o", str(tmp_path / "out")])
+    assert code == 0
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["small.gfx1030.hsaco", "small.gfx90a.hsaco"]
+
+
+def test_a_file_for_several_outputs_is_a_usage_error(tmp_path, capsys, small):
+    code = main(["translate", str(small), "--arch", "gfx90a,gfx1030", "-o", str(tmp_path / "k.hsaco")])
+    assert code == 2
+    assert capsys.readouterr().err == (f"ptxvm translate: error: -o {tmp_path / 'k.hsaco'} names a file, but 1 "
+                                       f"input for 2 targets make 2 code objects: give a directory (-o DIR/)\n")
+    assert not (tmp_path / "k.hsaco").exists()
+
+
+def test_a_code_object_named_like_a_side_output_is_a_usage_error(tmp_path, capsys, small):
+    code = main(["translate", str(small), "--arch", "gfx90a", "-o", str(tmp_path / "k.ll"), "--emit-llvm"])
+    assert code == 2
+    assert capsys.readouterr().err == (f"ptxvm translate: error: -o {tmp_path / 'k.ll'}: a code object named like "
+                                       f"a .ll output would be overwritten by it; name it e.g. "
+                                       f"{tmp_path / 'k.hsaco'}\n")
+
+
+def test_help_shows_the_file_output_and_offload_arch(capsys):
+    assert main(["translate", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "ptxvm translate k.ptx --arch gfx90a -o k.hsaco" in out and "--offload-arch" in out
+    assert "pip install 'ptxvm[amdgpu]'" in out
+
+
+# ----------------------------------------------------------------------------- without ziglang
+
+MISSING = "linking AMD code objects needs ld.lld from the ziglang package: pip install 'ptxvm[amdgpu]'"
+_NO_ZIG = ("import sys; sys.modules['ziglang'] = None\n"       # find_spec('ziglang') is None: not installed
+           "from ptxvm.cli import main\nsys.exit(main(sys.argv[1:]))\n")
+
+
+def _without_ziglang(tmp_path: Path, *argv: str):
+    import os
+    import subprocess
+    import sys
+    env = {**os.environ, "PTXVM_CACHE_DIR": str(tmp_path / "cache")}     # no linked object from a cache
+    return subprocess.run([sys.executable, "-c", _NO_ZIG, *argv], capture_output=True, text=True, env=env,
+                          timeout=300, check=False)
+
+
+def test_without_ziglang_translate_says_which_extra_to_install(tmp_path, small):
+    proc = _without_ziglang(tmp_path, "translate", str(small), "--arch", "gfx90a", "-o", str(tmp_path / "out/"))
+    assert (proc.returncode, proc.stdout, proc.stderr) == (1, "", f"error: {MISSING}\n")
+    assert not (tmp_path / "out").exists()          # refused before any work or output
+
+
+def test_without_ziglang_emit_llvm_and_asm_still_work(tmp_path, small):
+    out = tmp_path / "k.hsaco"
+    proc = _without_ziglang(tmp_path, "translate", str(small), "--arch", "gfx90a", "-o", str(out),
+                            "--emit-llvm", "--emit-asm")
+    assert (proc.returncode, proc.stderr) == (1, f"error: {out} not written: {MISSING}\n")
+    assert not out.exists()
+    assert 'define amdgpu_kernel void @"k"(' in (tmp_path / "k.ll").read_text()
+    assert "global_store_dword" in (tmp_path / "k.s").read_text()
+
+
+def test_without_ziglang_compile_raises_a_ptx_error(tmp_path):
+    import os
+    import subprocess
+    import sys
+    code = ("import sys; sys.modules['ziglang'] = None\nimport ptxvm\nfrom ptxvm.amdgpu import compile\n"
+            f"try:\n    compile({SMALL!r}, 'gfx90a')\nexcept ptxvm.PtxError as e:\n"
+            "    print(type(e).__name__, e.message, sep=': ')\n")
+    env = {**os.environ, "PTXVM_CACHE_DIR": str(tmp_path / "cache")}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300,
+                          check=False)
+    assert (proc.returncode, proc.stdout) == (0, f"LinkerMissingError: {MISSING}\n"), proc.stderr

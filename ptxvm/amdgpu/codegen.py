@@ -6,7 +6,9 @@
 Each step fails with a ptxvm error, never a wrong object: an instruction the target cannot
 translate is an ``UnsupportedError`` naming it and its source line; an LLVM failure or
 crash, a link error, or a code object that does not match the module (kernels, argument
-layout, machine, code-object version) is a ``CodegenError``.
+layout, machine, code-object version) is a ``CodegenError``; without the optional ziglang
+package (``pip install 'ptxvm[amdgpu]'``) linking is a ``LinkerMissingError``, while
+``compile_unlinked`` (LLVM IR, assembly) still works.
 """
 
 from __future__ import annotations
@@ -33,21 +35,51 @@ def _module(source: str | bytes | Path | ptx.Module, filename: str | None) -> pt
     return parse(source, filename=filename)
 
 
-def compile(source: str | bytes | Path | ptx.Module, target: str | Target = "gfx90a", *,
-            filename: str | None = None, opt: int = 3, use_cache: bool | None = None) -> CodeObject:
-    """Translate every kernel of a PTX module (text, a ``Path`` or a parsed module) into one
-    code object for ``target`` (a name from ``isa/targets``: gfx90a, gfx1030, ...)."""
+class Unlinked:
+    """A module lowered and compiled for a target, before linking: the LLVM IR, the
+    relocatable object and (made on first use) the assembly listing."""
+
+    def __init__(self, target: Target, module: ptx.Module, llvm_ir: str, result) -> None:
+        self.target, self.module, self.llvm_ir, self._result = target, module, llvm_ir, result
+
+    @property
+    def obj(self) -> bytes:
+        assert self._result.obj is not None
+        return self._result.obj
+
+    def asm(self) -> str:
+        return str(emit_later(self._result, "asm"))
+
+
+def compile_unlinked(source: str | bytes | Path | ptx.Module, target: str | Target = "gfx90a", *,
+                     filename: str | None = None, opt: int = 3, use_cache: bool | None = None) -> Unlinked:
+    """Lift, optimise and compile every kernel of a PTX module, without linking: what
+    ``--emit-llvm``/``--emit-asm`` need, which works without the ziglang package."""
     tgt = target if isinstance(target, Target) else load_target(target)
     module = _module(source, filename)
     llvm_ir = lift_module(module, tgt)
     # The assembly listing is a second code generation: made only when asked for (obj.asm).
     res = compile_ir(llvm_ir, triple=tgt.triple, cpu=tgt.cpu, features=tgt.llvm_features, opt=opt,
                      emit=("obj",), later=("asm",), use_cache=use_cache)
-    assert res.obj is not None
-    hsaco = link(res.obj, use_cache=use_cache)
+    return Unlinked(tgt, module, llvm_ir, res)
+
+
+def link_unlinked(u: Unlinked, *, use_cache: bool | None = None) -> CodeObject:
+    """Link and verify a compiled module into its code object (LinkerMissingError without
+    the ziglang package)."""
+    module, tgt = u.module, u.target
+    hsaco = link(u.obj, use_cache=use_cache)
     params = {name: place_params(k) for name, k in module.kernels.items()}
     note = check_code_object(hsaco, tgt, params)
     by_name = {k.get(".name"): k for k in note["amdhsa.kernels"]}
     metadata = {name: kernel_metadata(by_name[name], [d.name for d in k.params])
                 for name, k in module.kernels.items()}
-    return CodeObject(tgt, hsaco, lambda: str(emit_later(res, "asm")), llvm_ir, metadata, note)
+    return CodeObject(tgt, hsaco, u.asm, u.llvm_ir, metadata, note)
+
+
+def compile(source: str | bytes | Path | ptx.Module, target: str | Target = "gfx90a", *,
+            filename: str | None = None, opt: int = 3, use_cache: bool | None = None) -> CodeObject:
+    """Translate every kernel of a PTX module (text, a ``Path`` or a parsed module) into one
+    code object for ``target`` (a name from ``isa/targets``: gfx90a, gfx1030, ...)."""
+    u = compile_unlinked(source, target, filename=filename, opt=opt, use_cache=use_cache)
+    return link_unlinked(u, use_cache=use_cache)

@@ -1,7 +1,8 @@
 """Link a relocatable AMDGPU object into a code object with ``ld.lld`` from the ziglang wheel.
 
 ``zig ld.lld -shared`` is LLVM's own linker (LLD 22 with llvmlite 0.50), installed from PyPI
-(the ``ziglang`` wheel) as a dependency, so no ROCm installation is needed.  The ``zig``
+(the ``ziglang`` wheel, ~400 MB) with the optional extra ``ptxvm[amdgpu]``, so no ROCm
+installation is needed and users who only run kernels do without it.  The ``zig``
 executable inside the package is run directly: ``python -m ziglang`` would only ``exec`` it
 after a Python start-up (about 40 ms of the 45 ms a link took).  Linked objects are cached by
 the object's SHA-256 next to the LLVM results.
@@ -18,16 +19,37 @@ from functools import cache
 from importlib.util import find_spec
 from pathlib import Path
 
-from ..errors import CodegenError
+from ..errors import CodegenError, PtxError
 
 LINK_FLAGS = ("-shared", "--no-undefined")
 _TIMEOUT = 120.0
+
+
+MISSING_LINKER = ("linking AMD code objects needs ld.lld from the ziglang package: "
+                  "pip install 'ptxvm[amdgpu]'")
+
+
+class LinkerMissingError(PtxError):
+    """The optional linker (the ``ziglang`` wheel, extra ``ptxvm[amdgpu]``) is not installed."""
+
+    def __init__(self) -> None:
+        super().__init__(MISSING_LINKER)
+
+
+def linker_available() -> bool:
+    """Whether ld.lld can be run (the ziglang package is installed), without importing it."""
+    try:
+        return find_spec("ziglang") is not None
+    except (ImportError, ValueError):
+        return False
 
 
 @cache
 def _zig() -> list[str]:
     """The command that runs the ziglang wheel's ``zig`` executable (found without importing
     the package; ``python -m ziglang`` when the executable is not where the wheel puts it)."""
+    if not linker_available():
+        raise LinkerMissingError()
     spec = find_spec("ziglang")
     if spec is not None and spec.origin:
         exe = Path(spec.origin).parent / ("zig.exe" if os.name == "nt" else "zig")
@@ -43,7 +65,8 @@ def _cache_path(obj: bytes) -> Path:
 
 
 def link(obj: bytes, *, use_cache: bool | None = None) -> bytes:
-    """The shared-object code object for relocatable ``obj`` (raises CodegenError)."""
+    """The shared-object code object for relocatable ``obj`` (raises CodegenError, or
+    LinkerMissingError without the ziglang package)."""
     from ..frontend.cache import cache_enabled
     caching = cache_enabled(use_cache)
     path = _cache_path(obj) if caching else None
@@ -62,8 +85,7 @@ def link(obj: bytes, *, use_cache: bool | None = None) -> bytes:
         if proc.returncode != 0:
             text = (proc.stderr or proc.stdout).strip()
             if "No module named ziglang" in text:
-                raise CodegenError("linking AMD GPU code objects needs ld.lld from the `ziglang` "
-                                   "package: pip install ziglang")
+                raise LinkerMissingError()
             raise CodegenError(f"ld.lld failed (exit status {proc.returncode}):\n{text}")
         data = dst.read_bytes()
     if path is not None:
