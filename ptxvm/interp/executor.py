@@ -68,7 +68,7 @@ def place_globals(module: ir.Module, memory: DeviceMemory, functions: dict[str, 
     decls = [d for d in module.items if isinstance(d, ir.VarDecl)
              and d.space in (StateSpace.GLOBAL, StateSpace.CONST)]
     for d in decls:
-        size = d.size_bytes() or 0
+        size = _declared_bytes(d)
         a = memory.alloc(size, d.name, space="const" if d.space is StateSpace.CONST else "global")
         image.addresses[d.name] = a.base
     for d in decls:
@@ -76,6 +76,14 @@ def place_globals(module: ir.Module, memory: DeviceMemory, functions: dict[str, 
             data = encode_init(d, {**image.addresses, **functions})
             memory.find(image.addresses[d.name]).data[:len(data)] = np.frombuffer(data, dtype=np.uint8)
     return image
+
+
+def _declared_bytes(d: ir.VarDecl) -> int:
+    """A variable's size; `a[] = {1, 2, 3}` takes its size from the initialiser (PTX ISA §5.4.4)."""
+    size = d.size_bytes()
+    if size is None and d.init is not None:
+        return len(encode_init(d, {}))      # the length does not depend on symbol addresses
+    return size or 0
 
 
 def encode_init(d: ir.VarDecl, symbols: dict[str, int]) -> bytes:
