@@ -13,6 +13,7 @@ import pickle
 import stat
 import subprocess
 import sys
+import time
 import warnings
 from pathlib import Path
 
@@ -115,7 +116,8 @@ def _stride_bits(blob: bytes, stride: int) -> list[int]:
     return list(range(header)) + list(range(header, 8 * len(blob), stride))
 
 
-def test_bit_flips_in_the_entry_file_are_misses(env: Path, parses: list, unpickles: list) -> None:
+def test_bit_flips_in_the_entry_file_are_misses(env: Path, parses: list, unpickles: list,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """End to end through the file: every bit of the seal header (45 bytes: 360 flips) and
     every 499th bit of the rest (~320 flips) written into the entry file give a miss (a fresh
     parse, not a hit), with nothing unpickled and the entry rewritten good."""
@@ -130,6 +132,11 @@ def test_bit_flips_in_the_entry_file_are_misses(env: Path, parses: list, unpickl
         parses.append(filename)
         return parsed
 
+    encoded: dict = {}
+    real_encode = cache.encode_entry
+    monkeypatch.setattr(cache, "encode_entry",     # the rewrite's pickling, done once
+                        lambda payload, module: encoded.get((payload[0], id(module)))
+                        or encoded.setdefault((payload[0], id(module)), real_encode(payload, module)))
     real = parser.check_text
     parser.check_text = stub
     try:
@@ -444,3 +451,39 @@ def test_cache_info_without_a_cache_dir(env: Path, monkeypatch: pytest.MonkeyPat
     info = cache.cache_info()
     assert info["entries"] == 0 and info["bytes"] == 0 and info["enabled"] is False
     assert not env.exists()
+
+
+def test_usage_count_spares_a_scan_per_write(env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Writes keep ``<dir>/usage`` (bytes, time of the last scan) instead of scanning the whole
+    directory each time: one scan for the first write, the count exact after; a missing or
+    day-old count is rescanned."""
+    scans: list[Path] = []
+    real = cache_store._scan
+    monkeypatch.setattr(cache_store, "_scan", lambda root, *a: scans.append(root) or real(root, *a))
+    for i in range(5):
+        cache.load_file(_variant(tmp_path, i))
+    assert len(scans) == 1
+    total, scanned = (int(x) for x in (env / "usage").read_text().split())
+    assert total == sum(p.stat().st_size for p in entries(env))
+    (env / "usage").unlink()
+    cache.load_file(_variant(tmp_path, 5))
+    assert len(scans) == 2
+    day_old = time.time_ns() - 86_401 * 10**9
+    (env / "usage").write_text(f"{total} {day_old}\n")
+    cache.load_file(_variant(tmp_path, 6))
+    assert len(scans) == 3
+    total, scanned = (int(x) for x in (env / "usage").read_text().split())
+    assert total == sum(p.stat().st_size for p in entries(env)) and scanned > day_old
+
+
+def test_an_undercount_is_corrected_by_a_rescan(env: Path, tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Processes racing on the count can lose additions; a process rescans after writing
+    cap/8 itself, so the cap holds anyway."""
+    cache.load_file(_variant(tmp_path, 0))
+    size = entries(env)[0].stat().st_size
+    monkeypatch.setenv("PTXVM_CACHE_MAX", str(size * 4))       # a rescan after every 2nd write
+    for i in range(1, 12):
+        (env / "usage").write_text(f"0 {time.time_ns()}\n")     # someone lost every addition
+        cache.load_file(_variant(tmp_path, i))
+    assert sum(p.stat().st_size for p in entries(env)) <= size * 4

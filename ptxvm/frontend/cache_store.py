@@ -34,7 +34,6 @@ import tempfile
 import threading
 import time
 import warnings
-from dataclasses import dataclass
 from pathlib import Path
 
 from ..limits import parse_size
@@ -298,60 +297,90 @@ def store(path: Path, blob: bytes) -> bool:
 
 
 # ------------------------------------------------------------------ the size cap
+#
+# Scanning the directory costs a stat per entry (~70 ms per 10,000 here), too much for every
+# write of every process. So ``<dir>/usage`` keeps the byte count ("<bytes> <ns of the last
+# scan>"): each write adds to it, and a scan (with eviction) happens when the count would pass
+# the cap, when it is missing, unreadable or a day old, and after every cap/8 a process wrote
+# itself (two processes updating it at once can lose an addition; these rescans bound that).
 
-@dataclass
-class _Usage:
-    total: int          # bytes in the directory at the last scan plus what this process wrote since
-    since: int          # bytes this process wrote since that scan
-
-
-_USAGE: dict[Path, _Usage] = {}
+_USAGE_FILE = "usage"
+_RESCAN_S = 86400.0
+_SINCE: dict[Path, int] = {}        # bytes this process wrote under a root since it last scanned
 _USAGE_LOCK = threading.Lock()
 
 
+def _read_usage(root: Path) -> tuple[int, int] | None:
+    """(bytes, ns of the last scan) from the usage file; None when missing, bad or a day old."""
+    try:
+        total, scanned = (int(x) for x in (root / _USAGE_FILE).read_text().split())
+    except (OSError, ValueError):
+        return None
+    if total < 0 or not 0 <= time.time_ns() - scanned <= int(_RESCAN_S * 1e9):
+        return None
+    return total, scanned
+
+
+def _write_usage(root: Path, total: int, scanned_ns: int) -> None:
+    # Overwritten in place at a fixed width: no rename, no truncation (on ext4 either one
+    # flushes the data, ~1 ms). A reader that catches it half-written sees a bad count,
+    # which only means one extra scan.
+    try:
+        fd = os.open(root / _USAGE_FILE, os.O_WRONLY | os.O_CREAT, 0o600)
+        try:
+            os.pwrite(fd, b"%20d %20d\n" % (total, scanned_ns), 0)
+        finally:
+            os.close(fd)
+    except (OSError, AttributeError):   # (no os.pwrite on Windows: no count, more scans)
+        pass
+
+
 def _account(root: Path, added: int, cap: int) -> None:
-    """Count a write; scan (and evict) on a process's first write, when its count passes the cap,
-    and after every cap/8 of its own writes (other processes write too)."""
+    """Count a write of ``added`` bytes under ``root``; evict when over the cap."""
     with _USAGE_LOCK:
-        u = _USAGE.get(root)
-        if u is not None and u.total + added <= cap and u.since + added <= cap // 8:
-            u.total += added
-            u.since += added
+        since = _SINCE.get(root, 0) + added
+        usage = _read_usage(root)
+        if usage is not None and usage[0] + added <= cap and since <= cap // 8:
+            _SINCE[root] = since
+            _write_usage(root, usage[0] + added, usage[1])
             return
-        _USAGE[root] = _Usage(_evict(root, cap), 0)
+        now = time.time_ns()
+        _SINCE[root] = 0
+        _write_usage(root, _evict(root, cap), now)
 
 
-@dataclass(frozen=True)
-class _File:
-    path: Path
-    kind: str
-    size: int
-    mtime_ns: int
+# (mtime_ns, name, path, kind, size): sorts oldest first, ties by name
+_Entry = tuple[int, str, str, str, int]
 
 
-def _scan(root: Path, stale_before_ns: int | None = None) -> list[_File]:
+def _scan(root: Path, stale_before_ns: int | None = None) -> list[_Entry]:
     """Every entry of every cache kind under ``root`` (only names ptxvm writes; nothing else is
     touched); temporary files older than ``stale_before_ns`` are deleted on the way."""
-    found: list[_File] = []
+    found: list[_Entry] = []
+    match = _ENTRY_NAME.fullmatch
     for kind in KINDS:
         try:
-            shards = [d for d in os.scandir(root / kind) if d.is_dir(follow_symlinks=False)]
+            shards = [d.path for d in os.scandir(root / kind) if d.is_dir(follow_symlinks=False)]
         except OSError:
             continue
         for shard in shards:
             try:
-                files = list(os.scandir(shard.path))
+                files = list(os.scandir(shard))
             except OSError:
                 continue
             for f in files:
+                name = f.name
+                entry = match(name) is not None
+                if not entry and not (stale_before_ns is not None and name.startswith(".tmp-")):
+                    continue
                 try:
                     st = f.stat(follow_symlinks=False)
                 except OSError:
                     continue
-                if _ENTRY_NAME.fullmatch(f.name) and stat.S_ISREG(st.st_mode):
-                    found.append(_File(Path(f.path), kind, st.st_size, st.st_mtime_ns))
-                elif (stale_before_ns is not None and f.name.startswith(".tmp-")
-                      and st.st_mtime_ns < stale_before_ns):
+                if entry:
+                    if stat.S_ISREG(st.st_mode):
+                        found.append((st.st_mtime_ns, name, f.path, kind, st.st_size))
+                elif st.st_mtime_ns < stale_before_ns:        # type: ignore[operator]
                     remove(Path(f.path))
     return found
 
@@ -360,20 +389,20 @@ def _evict(root: Path, cap: int) -> int:
     """Delete least recently used entries until the directory is within the cap (down to the
     low-water mark); returns the bytes left."""
     files = _scan(root, time.time_ns() - int(_STALE_TMP_S * 1e9))
-    total = sum(f.size for f in files)
+    total = sum(f[4] for f in files)
     if total <= cap:
         return total
     goal = int(cap * _LOW_WATER)
-    for f in sorted(files, key=lambda f: (f.mtime_ns, f.path.name)):
+    for _, _, path, _, size in sorted(files):
         if total <= goal:
             break
         try:
-            f.path.unlink()
+            os.unlink(path)
         except FileNotFoundError:
             pass
         except OSError:
             continue
-        total -= f.size
+        total -= size
     return total
 
 
@@ -385,11 +414,11 @@ def cache_info() -> dict:
     root = cache_dir()
     files = _scan(root)
     kinds = {k: {"entries": 0, "bytes": 0} for k in KINDS}
-    for f in files:
-        kinds[f.kind]["entries"] += 1
-        kinds[f.kind]["bytes"] += f.size
+    for _, _, _, kind, size in files:
+        kinds[kind]["entries"] += 1
+        kinds[kind]["bytes"] += size
     return {"dir": str(root), "enabled": cache_enabled(), "entries": len(files),
-            "bytes": sum(f.size for f in files), "max_bytes": max_bytes(),
+            "bytes": sum(f[4] for f in files), "max_bytes": max_bytes(),
             "secret": str(secret_path()), "kinds": kinds}
 
 
@@ -398,14 +427,15 @@ def cache_clear(directory: Path | None = None) -> int:
     entries were removed. Files that are not ptxvm's entries are left alone."""
     root = directory if directory is not None else cache_dir()
     n = 0
-    for f in _scan(root, stale_before_ns=time.time_ns() + 1):   # every temporary file too
-        try:
-            f.path.unlink()
-            n += 1
-        except OSError:
-            pass
     with _USAGE_LOCK:
-        _USAGE.pop(root, None)
+        for f in _scan(root, stale_before_ns=time.time_ns() + 1):   # every temporary file too
+            try:
+                os.unlink(f[2])
+                n += 1
+            except OSError:
+                pass
+        remove(root / _USAGE_FILE)
+        _SINCE.pop(root, None)
     return n
 
 
