@@ -170,3 +170,15 @@ def test_one_block_beyond_batch_memory(device):
     assert e.value.message.startswith(
         "one block of 1024 threads of kernel `k` (16,777,216 bytes of .local per thread, 0 of .shared) needs "
         "17,179,869,184 bytes (16 GiB), more than ptxvm's limit of 2,147,483,648 bytes (2 GiB) (batch_memory;")
+
+
+@pytest.mark.parametrize("device", EXECUTORS)
+def test_unsized_initialised_array_takes_the_initialiser_size(device):
+    # PTX ISA §5.4.4: with an initialiser the array size may be omitted; 8 elements here.
+    k = ptxvm.Module(HEAD + ".global .u32 a[] = {1, 2, 3, 4, 5, 6, 7, 8};\n"
+                     ".visible .entry k(.param .u64 p)\n{\n    .reg .b64 %rd<3>;\n    .reg .b32 %r<2>;\n"
+                     "    ld.param.u64 %rd1, [p];\n    mov.u64 %rd2, a;\n    ld.global.u32 %r1, [%rd2+28];\n"
+                     "    st.global.u32 [%rd1], %r1;\n    ret;\n}\n")["k"]
+    out = np.zeros(1, np.uint32)
+    k(1, 1, (out,), device=device)
+    assert out.tolist() == [8]
