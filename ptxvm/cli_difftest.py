@@ -105,7 +105,7 @@ def _launch_from_args(args):
         values = [parse_arg(s, i) for i, s in enumerate(args.arg)]
         grid, block = parse_dims(args.grid or "1", "grid"), parse_dims(args.block or "1", "block")
         shared = check_shared(args.shared)
-        check_args(name, mod.get_function(name).params, values)
+        check_args(name, mod.get_function(name).params, values, args.arg)
     except ArgError as e:
         raise _usage(e.message) from None
     # From the path, not `mod`: the golden keeps the file's own text (and its line numbers).

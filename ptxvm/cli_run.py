@@ -24,11 +24,23 @@ arguments (--arg, one per kernel parameter, in order):
   element types: f16 f32 f64 i8 i16 i32 i64 u8 u16 u32 u64
 
 examples:
-  ptxvm run tests/fixtures/nvcc/sm80/elementwise.ptx --kernel _Z10vector_addPKfS0_Pfi \\
+  ptxvm run tests/fixtures/nvcc/sm80/elementwise.ptx --kernel vector_add \\
       --grid 4 --block 256 --arg 'f32[1000]=random(seed=1)' --arg 'f32[1000]=arange' \\
       --arg 'f32[1000]=zeros' --arg 1000 -o out.npz
-  ptxvm run k.ptx --grid 8,8 --block 16,16 --arg a.npy --arg 'f32[4096]=zeros' --arg 64
-  ptxvm run k.ptx --device cpu ...        # the same launch, compiled by LLVM for this machine
+  ptxvm run tests/fixtures/nvcc/sm80/elementwise.ptx -k vector_add -g 4 -b 256 \\
+      -a out.npz:arg2 -a out.npz:arg1 -a 'f32[1000]=zeros' -a 1000     feed a saved output back in
+  ptxvm run tests/fixtures/nvcc/sm80/grids.ptx -k matrix_add_2d --grid 4,4 --block 16,16 \\
+      -a 'f32[4096]=ones' -a 'f32[4096]=arange' -a 'f32[4096]=zeros' -a 64 -a 64
+  ptxvm run tests/fixtures/nvcc/sm80/elementwise.ptx -k saxpy -g 4 -b 256 -a 1000 -a 2.5 \\
+      -a 'f32[1000]=ones' -a 'f32[1000]=ones' --device cpu     the same launch, compiled by LLVM for this CPU
+  ptxvm run tests/fixtures/nvcc/sm80/elementwise.ptx -k saxpy -a 4 -a 2 -a 'f32[4]=arange' \\
+      -a 'f32[4]=ones' --json     the launch, its statistics and the arrays after it, as JSON
+
+--kernel takes the PTX name (_Z10vector_addPKfS0_Pfi), the C++ name (vector_add, or the
+whole signature `vector_add(float const*, float const*, float*, int)`) or, for templates
+and namespaces, ns::kernel<int>; an ambiguous name lists the candidates.
+A mistake in the launch (a value its parameter cannot hold, a size past ptxvm's limits,
+a bad --grid) is a usage error: exit status 2, before anything runs.
 
 Arrays are passed by reference; after the launch every array argument is printed
 (first elements) and, with -o, saved to an .npz as arg0, arg1, ... (and by parameter name).
@@ -272,20 +284,20 @@ def _load_array(spec: str, index: int, s: str):
         raise ArgError(f"--arg #{index + 1}: cannot read {path}: {e}") from None
 
 
-def check_args(kernel: str, params, values: list) -> None:
+def check_args(kernel: str, params, values: list, specs: list[str]) -> None:
     """Each value fits its parameter (count, pointer-ness, the PTX type's range): ArgError otherwise."""
     if len(values) != len(params):
         sig = ", ".join(f"{short_param(kernel, p.name)}: .{p.type}" for p in params) or "none"
         raise ArgError(f"kernel `{base_name(kernel)}` takes {len(params)} argument{'s' if len(params) != 1 else ''} "
                        f"({sig}), got {len(values)} --arg")
-    for i, (p, v) in enumerate(zip(params, values)):
-        _check_value(i, short_param(kernel, p.name), p, v)
+    for i, (p, v, spec) in enumerate(zip(params, values, specs)):
+        at = f"--arg #{i + 1} {spec!r} (`{short_param(kernel, p.name)}`, .{p.type}{''.join(f'[{d}]' for d in p.array)})"
+        _check_value(at, p, v)
 
 
-def _check_value(i: int, name: str, p, v) -> None:
+def _check_value(at: str, p, v) -> None:
     import numpy as np
     from .ir.types import ScalarType
-    at = f"--arg #{i + 1} (`{name}`, .{p.type}{''.join(f'[{d}]' for d in p.array)})"
     t = ScalarType(p.type)
     if p.array:
         if not isinstance(v, np.ndarray) or v.nbytes != p.size:
@@ -299,14 +311,14 @@ def _check_value(i: int, name: str, p, v) -> None:
     if t.kind == "f":
         if not _fits_float(float(v), np.dtype({16: "float16", 32: "float32", 64: "float64"}[t.bits])):
             lim = {16: "65504", 32: "3.4028235e+38", 64: "1.7976931348623157e+308"}[t.bits]
-            raise ArgError(f"{at}: {v!r} is out of range for .{p.type} (largest finite magnitude {lim})")
+            raise ArgError(f"{at}: out of range for .{p.type} (largest finite magnitude {lim})")
         return
     if isinstance(v, float):
-        raise ArgError(f"{at}: an integer parameter; got {v!r}")
+        raise ArgError(f"{at}: an integer parameter takes an integer")
     lo, hi = {"u": (0, (1 << t.bits) - 1), "s": (-(1 << (t.bits - 1)), (1 << (t.bits - 1)) - 1)}.get(
         t.kind, (-(1 << (t.bits - 1)), (1 << t.bits) - 1))
     if not lo <= v <= hi:
-        raise ArgError(f"{at}: {v} does not fit .{p.type} (range {lo} to {hi})")
+        raise ArgError(f"{at}: does not fit .{p.type} (range {lo} to {hi})")
 
 
 def _trace_spec(spec: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -406,7 +418,7 @@ def _run(args) -> int:
     values = [parse_arg(s, i) for i, s in enumerate(args.arg)]
     grid, block = parse_dims(args.grid, "grid"), parse_dims(args.block, "block")
     shared = check_shared(args.shared)
-    check_args(name, k.params, values)
+    check_args(name, k.params, values, args.arg)
     trace = [_trace_spec(spec) for spec in args.trace]
     from .driver.api import default_launch_device
     device = args.device or default_launch_device()
