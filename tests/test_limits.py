@@ -182,3 +182,13 @@ def test_unsized_initialised_array_takes_the_initialiser_size(device):
     out = np.zeros(1, np.uint32)
     k(1, 1, (out,), device=device)
     assert out.tolist() == [8]
+
+
+def test_translate_refuses_absurd_declarations_before_lifting():
+    pytest.importorskip("llvmlite")
+    from ptxvm.amdgpu.codegen import compile_unlinked
+    body = HEAD + ".visible .entry k(.param .u64 p)\n{\n    .reg .b32 %r<100000000>;\n    ret;\n}\n"
+    t0 = time.perf_counter()
+    with pytest.raises(ptxvm.ResourceError, match=r"register file of kernel `k` \(`.reg` count\) needs 100,000,000"):
+        compile_unlinked(body, "gfx90a", filename="big.ptx")
+    assert time.perf_counter() - t0 < 5

@@ -16,6 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..ir import nodes as ptx
+from ..ir.resources import check_resources
 from ..jit.toolchain import compile_ir, emit_later
 from .check import check_code_object
 from .codeobject import CodeObject, kernel_metadata
@@ -57,6 +58,7 @@ def compile_unlinked(source: str | bytes | Path | ptx.Module, target: str | Targ
     ``--emit-llvm``/``--emit-asm`` need, which works without the ziglang package."""
     tgt = target if isinstance(target, Target) else load_target(target)
     module = _module(source, filename)
+    check_resources(module)          # absurd declarations: a ResourceError, not a MemoryError in the lifter
     llvm_ir = lift_module(module, tgt)
     # The assembly listing is a second code generation: made only when asked for (obj.asm).
     res = compile_ir(llvm_ir, triple=tgt.triple, cpu=tgt.cpu, features=tgt.llvm_features, opt=opt,
