@@ -250,7 +250,11 @@ def test_endless_recursion_overflows_the_stack_with_a_fault():
 """
     with pytest.raises(ptxvm.KernelFault) as e:
         ptxvm.Module(text, "deep.ptx")["k"](1, 32, ())
+    # One activation of `down` costs 64 (call) + 65,536 (`big`) + 4 (`d_n`) + 4 (`p0`) + 4 x 8
+    # (%a0..%a3) = 65,640 bytes of limits.stack_per_thread (512 KiB): the 8th call needs 525,120.
     assert e.value.message.startswith(
-        "stack overflow: the call frames need 589824 bytes of local memory per thread; the "
-        "interpreter's limit is 524288 (endless recursion?)\n  in kernel `k`, block (0, 0, 0), thread (0, 0, 0)")
+        "stack overflow: the call frames need 525,120 bytes per thread, more than ptxvm's limit of "
+        "524,288 bytes (512 KiB) (stack_per_thread; endless recursion?")
+    assert "in kernel `k`, block (0, 0, 0), thread (0, 0, 0)" in e.value.message
+    assert type(e.value) is ptxvm.KernelFault
     assert e.value.instruction == "call.uni down, (p0);"

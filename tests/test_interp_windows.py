@@ -253,3 +253,105 @@ def test_cp_async_reports_the_lowest_faulting_thread(device, dst, src, thread, s
     k = _kernel(CP_ASYNC.replace("{dst}", str(dst)).replace("{src}", str(src)), ".shared .align 4 .b8 s[32];\n")
     err = _fault(k, device, (np.zeros(8, np.uint32),), block=8)
     assert (err.thread, err.space) == ((thread, 0, 0), space)
+
+
+# ----------------------------------------------------------------- stack limits
+# ptxvm.limits: call_depth bounds nested `.func` calls, stack_per_thread the bytes of the active
+# frames; exceeding either is a KernelFault at the `call`, on every executor.
+
+RECURSE = HEAD + """
+.func (.param .b32 ret) rec(.param .b32 n)
+{
+.reg .b32 %r<4>;
+.reg .pred %p<2>;
+ld.param.b32 %r1, [n];
+setp.eq.s32 %p1, %r1, 0;
+@%p1 bra DONE;
+sub.s32 %r2, %r1, 1;
+{
+.param .b32 a;
+.param .b32 r;
+st.param.b32 [a], %r2;
+call (r), rec, (a);
+ld.param.b32 %r3, [r];
+}
+add.s32 %r1, %r3, 1;
+DONE:
+st.param.b32 [ret], %r1;
+ret;
+}
+.visible .entry k(.param .u64 p0, .param .u32 p1)
+{
+.reg .b32 %r<4>;
+.reg .b64 %rd<4>;
+ld.param.u32 %r1, [p1];
+{
+.param .b32 a;
+.param .b32 r;
+st.param.b32 [a], %r1;
+call (r), rec, (a);
+ld.param.b32 %r2, [r];
+}
+ld.param.u64 %rd1, [p0];
+st.global.u32 [%rd1], %r2;
+ret;
+}
+"""
+CALL_LINE = 17          # the recursive `call (r), rec, (a);`
+
+
+@pytest.fixture
+def limits():
+    from ptxvm import limits as lim
+    yield lim
+    lim.reset()
+
+
+def _recurse(n: int, device: str) -> int:
+    out = np.zeros(1, np.uint32)
+    ptxvm.Module(RECURSE, "rec.ptx")["k"](1, 1, (out, n), device=device)
+    return int(out[0])
+
+
+@pytest.mark.parametrize("device", EXECUTORS)
+def test_call_depth_limit(device, limits):
+    limits.configure(call_depth=40)
+    assert _recurse(39, device) == 39            # rec(39) .. rec(0): 40 nested calls
+    with pytest.raises(ptxvm.KernelFault) as e:
+        _recurse(40, device)
+    err = e.value
+    assert type(err) is ptxvm.KernelFault and err.line == CALL_LINE
+    assert "call depth 41 is more than ptxvm's limit of 40 nested calls (call_depth;" in str(err)
+    assert "PTXVM_LIMIT_CALL_DEPTH" in str(err)
+
+
+def test_default_call_depth_is_the_documented_limit(limits):
+    # No limit at all before (a 5,000-deep recursion ran); now limits.call_depth (4,096) holds.
+    # The stack budget is raised so that the depth is what stops it.
+    limits.configure(stack_per_thread=64 << 20)
+    with pytest.raises(ptxvm.KernelFault, match="call depth 4,097 is more than ptxvm's limit of 4,096"):
+        _recurse(5000, "interp")
+
+
+def test_stack_budget_counts_each_frame(limits):
+    # One activation of `rec` costs 64 (call) + 4 + 4 (`n`, `ret`) + 4 + 4 (`a`, `r`) + 6 x 8
+    # (registers %r0..%r3, %p0..%p1) = 128 bytes: 8 fit in 1,024, the 9th does not.
+    limits.configure(stack_per_thread=1024)
+    assert _recurse(7, "interp") == 7
+    with pytest.raises(ptxvm.KernelFault) as e:
+        _recurse(8, "interp")
+    assert e.value.line == CALL_LINE
+    assert "the call frames need 1,152 bytes per thread, more than ptxvm's limit of 1,024 bytes (1 KiB) " \
+           "(stack_per_thread;" in str(e.value)
+
+
+@pytest.mark.parametrize("device", EXECUTORS)
+def test_stack_budget_on_every_executor(device, limits):
+    # The host JIT counts its own registers, so its frame size differs by a few bytes: check
+    # the class, the place and the limit named, not the exact depth.
+    limits.configure(stack_per_thread=2048)
+    assert _recurse(3, device) == 3
+    with pytest.raises(ptxvm.KernelFault) as e:
+        _recurse(100, device)
+    assert type(e.value) is ptxvm.KernelFault and e.value.line == CALL_LINE
+    assert "more than ptxvm's limit of 2,048 bytes (2 KiB) (stack_per_thread;" in str(e.value)

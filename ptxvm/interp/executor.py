@@ -24,7 +24,7 @@ from .compile import compile_kernel
 from .memory import DeviceMemory, MemoryFault
 from .ops.control import _Trap
 from .program import Control, Program, Symbols
-from .state import Batch, Geometry
+from .state import Batch, Geometry, StackFault
 
 DEFAULT_MAX_STEPS = 20_000_000
 FAIRNESS_PERIOD = 64                 # divergent steps between forward-progress turns
@@ -289,7 +289,7 @@ def _run_batch(program: Program, b: Batch, max_steps: int) -> None:
         if op.run is not None and active.size and ctl != Control.JUMP:
             try:
                 op.run(b, active)
-            except (MemoryFault, _Trap, BarrierMisuse) as e:
+            except (MemoryFault, _Trap, BarrierMisuse, StackFault) as e:
                 raise _op_error(program, b, op, e) from None
         if ctl == Control.NEXT:
             _advance(b, lanes, p + 1)
@@ -306,7 +306,7 @@ def _run_batch(program: Program, b: Batch, max_steps: int) -> None:
         elif ctl == Control.JUMP:
             try:
                 new = op.run(b, active) if active.size else np.empty(0, dtype=np.int64)
-            except (MemoryFault, _Trap, BarrierMisuse) as e:
+            except (MemoryFault, _Trap, BarrierMisuse, StackFault) as e:
                 raise _op_error(program, b, op, e) from None
             if b.pc is None and active.size == lanes.size and (new == new[0]).all():
                 b.pc_scalar = int(new[0])
@@ -401,6 +401,8 @@ def _op_error(program: Program, b: Batch, op, e: Exception):
     """The user-facing error for a fault raised while ``op`` ran."""
     if isinstance(e, MemoryFault):
         return _fault(KernelFault, program, b, e.lane, e.message, op, address=e.address, space=e.space)
+    if isinstance(e, StackFault):
+        return _fault(KernelFault, program, b, e.lane, e.message, op)
     return _fault(TrapError, program, b, e.lane, e.message, op)
 
 

@@ -11,6 +11,7 @@ from functools import cached_property
 
 import numpy as np
 
+from .. import limits
 from ..ir.types import ScalarType
 from .lanevalues import Affine, materialize
 from .memory import (
@@ -21,7 +22,6 @@ from .memory import (
 PARAM_BASE = 0x3_0000_0000
 PARAM_LIMIT = 0x3_0001_0000
 WARP = 32
-STACK_LIMIT = 512 << 10              # bytes of local memory per thread (kernel locals + call frames)
 
 UINT = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
 SINT = {8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}
@@ -33,6 +33,14 @@ def storage_dtype(t: ScalarType) -> np.dtype:
     if t is ScalarType.PRED:
         return np.dtype(bool)
     return np.dtype(UINT[max(t.bits, 8)])
+
+
+class StackFault(Exception):
+    """A call past limits.call_depth or limits.stack_per_thread (a KernelFault for the user)."""
+
+    def __init__(self, lane: int, message: str) -> None:
+        super().__init__(message)
+        self.lane, self.message = lane, message
 
 
 @dataclass
@@ -170,16 +178,25 @@ class Batch:
     def sp(self) -> np.ndarray:
         return np.full(self.n, self.stack_base, dtype=np.int64)
 
+    @cached_property
+    def stack_used(self) -> np.ndarray:
+        """Per thread: stack bytes of its active `.func` calls (checked against
+        limits.stack_per_thread at each call, see ops/calls.py)."""
+        return np.zeros(self.n, dtype=np.int64)
+
     def grow_local(self, need: int, lane: int) -> None:
-        """Widen every thread's local window to at least ``need`` bytes (deeper call frames)."""
+        """Widen every thread's local window to at least ``need`` bytes (deeper call frames).
+        The calls have checked the stack budget, so ``need`` is at most the kernel's frame plus
+        limits.stack_per_thread."""
         if need <= self.local_bytes:
             return
-        if need > STACK_LIMIT:
-            raise MemoryFault(f"stack overflow: the call frames need {need} bytes of local memory per "
-                              f"thread; the interpreter's limit is {STACK_LIMIT} (endless recursion?)",
-                              lane, LOCAL_BASE + need, "local")
+        cap = self.stack_base + limits.current().stack_per_thread
+        if need > cap:
+            raise StackFault(lane, f"stack overflow: the `.local` call frames need {need:,} bytes of local "
+                                   f"memory per thread, more than the {cap:,} this launch provides "
+                                   "(stack_per_thread)")
         old = self.local_bytes
-        new = min(max(need, 2 * old, 256), STACK_LIMIT)
+        new = min(max(need, 2 * old, 256), cap)
         new = (new + 15) // 16 * 16
         grown = np.zeros((self.n, new), dtype=np.uint8)
         if old:

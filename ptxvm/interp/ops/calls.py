@@ -16,8 +16,10 @@ import struct
 import numpy as np
 
 from ...ir import nodes as ir
+from ... import limits
 from ...ir.types import ScalarType, StateSpace
 from .. import heap
+from ..state import StackFault
 from ..program import CompileContext, Control, reader, writer
 from . import impl
 
@@ -59,6 +61,7 @@ def _call(ctx: CompileContext, ins: ir.Instruction):
             bindings[name] = _bind(ctx, ins, f, ret, args)   # indirect: only signature-compatible targets
     entries = ctx.entries
     ins_pc = [0]
+    costs = {name: frame_cost(ctx, targets[name]) for name in bindings}
 
     def run(b, lanes):
         names = select(b, lanes) if select is not None else None
@@ -70,7 +73,7 @@ def _call(ctx: CompileContext, ins: ir.Instruction):
                 from .control import _Trap
                 raise _Trap(int(lanes[sel[0]]), "indirect call through an address that is no function")
             sub = lanes[sel]
-            _enter(b, sub, ins_pc[0], name, bindings[name])
+            _enter(b, sub, ins_pc[0], name, bindings[name], costs[name])
             new_pc[sel] = entries[name]
         return new_pc
 
@@ -128,18 +131,70 @@ def _copy(b, lanes, src, dst):
         d[lanes] = s[lanes].astype(d.dtype)
 
 
-def _enter(b, lanes, site: int, name: str, binding) -> None:
+def frame_cost(ctx: CompileContext, f: ir.Function) -> int:
+    """Stack bytes one activation of ``f`` accounts for (limits.stack_per_thread), as the host
+    JIT counts them: a call's overhead (64), the `.local` frame, the `.param` buffers, and 8
+    bytes per declared register."""
+    size = 64 + ctx.symbols.frame_bytes.get(f.name, 0)
+    for d in (*f.params, *f.returns):
+        size += (d.size_bytes() or 0) if d.space is StateSpace.PARAM else 8
+    for st in f.body.walk():
+        if isinstance(st, ir.VarDecl):
+            if st.space is StateSpace.REG:
+                size += 8 * (st.count if st.count is not None else 1)
+            elif st.space is StateSpace.PARAM:
+                size += st.size_bytes() or 0
+    return size
+
+
+def depth_message(depth: int) -> str:
+    """The fault of a call past limits.call_depth (the host JIT's words)."""
+    lim = limits.current()
+    return (f"stack overflow: call depth {depth:,} is more than ptxvm's limit of {lim.call_depth:,} nested "
+            "calls (call_depth; endless recursion? raise it with PTXVM_LIMIT_CALL_DEPTH=... or "
+            "ptxvm.limits.configure(call_depth=...))")
+
+
+def stack_message(used: int) -> str:
+    """The fault of call frames past limits.stack_per_thread (the host JIT's words)."""
+    lim = limits.current()
+    return (f"stack overflow: the call frames need {used:,} bytes per thread, more than ptxvm's limit of "
+            f"{limits.describe(lim.stack_per_thread)} (stack_per_thread; endless recursion? raise it with "
+            "PTXVM_LIMIT_STACK_PER_THREAD=... or ptxvm.limits.configure(stack_per_thread=...))")
+
+
+def _check_stack(b, lanes: np.ndarray, cost: int) -> np.ndarray:
+    """Each lane's stack use with the callee's frame; faults (lowest lane first) past the call
+    depth or the stack budget, before the call changes anything."""
+    lim = limits.current()
+    depth = b.depth[lanes] + 1
+    deep = depth > lim.call_depth
+    if deep.any():
+        i = int(np.argmax(deep))
+        raise StackFault(int(lanes[i]), depth_message(int(depth[i])))
+    used = b.stack_used[lanes] + cost
+    big = used > lim.stack_per_thread
+    if big.any():
+        i = int(np.argmax(big))
+        raise StackFault(int(lanes[i]), stack_message(int(used[i])))
+    return used
+
+
+def _enter(b, lanes, site: int, name: str, binding, cost: int) -> None:
     arg_pairs, _ = binding
     prog = b.program
+    used = _check_stack(b, lanes, cost)
     for d in np.unique(b.depth[lanes]):
         sub = lanes[b.depth[lanes] == d]
         while len(b.frames) <= d:
             b.frames.append({"site": np.zeros(b.n, dtype=np.int64), "fp": np.zeros(b.n, dtype=np.int64),
-                             "sp": np.zeros(b.n, dtype=np.int64), "callee": {}, "saved": {}})
+                             "sp": np.zeros(b.n, dtype=np.int64), "stack": np.zeros(b.n, dtype=np.int64),
+                             "callee": {}, "saved": {}})
         level = b.frames[int(d)]
         level["site"][sub] = site
         level["fp"][sub] = b.fp[sub]          # the caller's frame and stack pointers, back at `ret`
         level["sp"][sub] = b.sp[sub]
+        level["stack"][sub] = b.stack_used[sub]
         # Save what the callee may overwrite, for a recursive outer activation.
         for key, kind in prog.function_keys.get(name, ()):
             cur = b.pbufs.get(key) if kind == "pvar" else b.reg_if_any(key)
@@ -152,6 +207,7 @@ def _enter(b, lanes, site: int, name: str, binding) -> None:
     for src, dst in arg_pairs:
         _copy(b, lanes, src, dst)
     b.depth[lanes] += 1
+    b.stack_used[lanes] = used
     # Push the callee's call frame (its `.local` variables) on each lane's local stack.
     size = prog.symbols.frame_bytes.get(name, 0)
     if size:
@@ -193,6 +249,7 @@ def _ret(ctx: CompileContext, ins: ir.Instruction):
             # Pop the callee's frame: the caller's frame and stack pointers are current again.
             b.sp[sub_all] = level["sp"][sub_all]
             b.fp[sub_all] = level["fp"][sub_all]
+            b.stack_used[sub_all] = level["stack"][sub_all]
             for key, kind in prog.function_keys.get(name, ()):
                 saved = level["saved"].get(key)
                 if saved is not None:
