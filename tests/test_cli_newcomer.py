@@ -397,3 +397,65 @@ def test_isa_help_and_parsed_only_rows(capsys):
     assert main(["isa", "--status", "parsed-only"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert len(out) > 2 and all(" parsed-only " in line for line in out[1:-1])
+
+
+# ------------------------------------------------------------------ every --help example runs
+
+# Commands whose examples run here, in this order and in one folder per group (record's
+# goldens are what difftest's examples replay). translate's need ld.lld and are its own tests'.
+EXAMPLE_GROUPS = [[None], ["check"], ["fmt"], ["isa"], ["run"], ["record", "difftest"], ["info"], ["cache"]]
+_SHELL = re.compile(r"[|&;<>*]")
+
+
+def help_examples(epilog: str) -> list[str]:
+    """The commands of an epilog's ``examples:`` block: ``\\``-continued lines joined, the
+    description after three spaces or more dropped."""
+    block = epilog.split("examples:\n", 1)[1].split("\n\n", 1)[0] if "examples:\n" in epilog else ""
+    cmds: list[str] = []
+    cont = False
+    for line in block.splitlines():
+        text = re.split(r"\s{3,}", line.strip(), maxsplit=1)[0]
+        if cont:
+            cmds[-1] += " " + text.rstrip("\\").strip()
+        elif text.startswith("ptxvm "):
+            cmds.append(text.rstrip("\\").strip())
+        cont = line.rstrip().endswith("\\")
+    return cmds
+
+
+def _epilog(name):
+    ap = cli.build_parser()
+    return ap.epilog if name is None else _subparsers(ap)[name].epilog
+
+
+def test_every_command_has_examples():
+    names = [None, *_subparsers(cli.build_parser())]
+    for name in names:
+        assert help_examples(_epilog(name) or ""), f"`ptxvm {name or ''} --help` shows no examples"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("group", EXAMPLE_GROUPS, ids=lambda g: "+".join(n or "ptxvm" for n in g))
+def test_help_examples_run(group, tmp_path, monkeypatch, capsys):
+    (tmp_path / "tests").symlink_to(ROOT / "tests")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PTXVM_CACHE_DIR", str(tmp_path / "cache"))
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    shim = bindir / "ptxvm"
+    shim.write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} -m ptxvm \"$@\"\n")
+    shim.chmod(0o755)
+    env = {**os.environ, "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}", "PYTHONPATH": str(ROOT)}
+    for name in group:
+        for cmd in help_examples(_epilog(name)):
+            if _SHELL.search(cmd.replace("'", "").replace('"', "")) and not cmd.count("'") % 2:
+                r = subprocess.run(cmd, shell=True, capture_output=True, text=True, cwd=tmp_path, env=env,
+                                   timeout=300, check=False)
+                code, out, err = r.returncode, r.stdout, r.stderr
+            else:
+                code = main(shlex.split(cmd)[1:])
+                cap = capsys.readouterr()
+                out, err = cap.out, cap.err
+            assert code == 0, f"{cmd}\n{err}"
+            assert out.strip() or any(tmp_path.iterdir()), cmd
+            assert "internal error" not in err, cmd
