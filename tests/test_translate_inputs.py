@@ -364,3 +364,25 @@ def test_without_ziglang_compile_raises_a_ptx_error(tmp_path):
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300,
                           check=False)
     assert (proc.returncode, proc.stdout) == (0, f"LinkerMissingError: {MISSING}\n"), proc.stderr
+
+
+@pytest.mark.parametrize("folders", [
+    ("nvcc/sm80", "numba", "triton"),
+    pytest.param(("",), marks=pytest.mark.slow, id="all"),       # with the -G and lineinfo builds: ~10 s
+])
+def test_no_call_in_the_fixture_corpus_is_refused(folders):
+    """Every call nvcc, numba and Triton emitted in our fixtures passes ptxas: the check must
+    refuse none of them."""
+    import warnings
+    from ptxvm.ir.calls_check import call_diagnostics
+    fixtures = Path(__file__).resolve().parent / "fixtures"
+    checked = 0
+    for path in sorted(p for folder in folders for p in (fixtures / folder).rglob("*.ptx")):
+        if "call" not in path.read_text(errors="replace"):
+            continue
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ptxvm.PtxVersionWarning)       # newer .version: parsed anyway
+            module = ptxvm.load(path)
+        assert call_diagnostics(module) == [], path
+        checked += 1
+    assert checked >= 5
