@@ -52,7 +52,7 @@ def add_parser(sub, fmt) -> None:
                                    "per target (code object v5, loadable with hipModuleLoadData).",
                        epilog=EPILOG.format(targets=", ".join(available())))
     p.add_argument("files", nargs="+", metavar="FILE.ptx")
-    p.add_argument("--arch", "--offload-arch", "-a", required=True, action="append", metavar="GFX[,GFX...]",
+    p.add_argument("--arch", "--offload-arch", required=True, action="append", metavar="GFX[,GFX...]",
                    help="target(s), comma-separated or repeated, e.g. gfx90a,gfx1030, or all")
     p.add_argument("-o", "--output", "--output-dir", dest="output", default=None, metavar="OUT",
                    help="the code object's file for one FILE and one target, else a directory (default: .)")
@@ -61,7 +61,7 @@ def add_parser(sub, fmt) -> None:
     p.add_argument("--metadata", action="store_true", help="also write the kernel metadata (.json)")
     p.add_argument("--stats", action="store_true",
                    help="print per kernel: instructions, VGPRs/SGPRs/AGPRs, LDS, scratch, waves per SIMD")
-    p.add_argument("--keep-going", "-k", action="store_true", help="translate the other files after a failure")
+    p.add_argument("--keep-going", action="store_true", help="translate the other files after a failure")
     p.add_argument("--json", action="store_true", help="print a JSON summary instead of text")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
     p.set_defaults(func=cmd_translate)
