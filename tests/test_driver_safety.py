@@ -381,3 +381,11 @@ def test_module_given_a_file_name(tmp_path):
     with pytest.raises(ptxvm.PtxSyntaxError, match="use ptxvm.Module.from_file"):
         ptxvm.Module(str(f))
     assert "two_stores" in ptxvm.Module.from_file(f).kernels
+
+
+def test_numba_style_shared_mem_is_checked(alias_kernel):
+    with pytest.raises(ptxvm.LaunchError, match=r"shared_mem must be a byte count \(int\), got float 2.5"):
+        alias_kernel[1, 1, 0, 2.5](np.zeros(2, np.uint32), np.zeros(2, np.uint32))
+    a = np.zeros(2, np.uint32)
+    alias_kernel[1, 1, 0, 64](a, a)
+    assert a.tolist() == [1, 2]

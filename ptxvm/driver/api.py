@@ -178,7 +178,7 @@ class Kernel:
         if not isinstance(cfg, tuple) or len(cfg) not in (2, 3, 4):
             raise LaunchError("use kernel[grid, block] or kernel[grid, block, stream, shared_mem]")
         grid, block = cfg[0], cfg[1]
-        shared = int(cfg[3]) if len(cfg) == 4 else 0
+        shared = cfg[3] if len(cfg) == 4 else 0        # checked by __call__ (an int, in range)
         return lambda *args, **kw: self(grid, block, args, shared_mem=shared, **kw)
 
     def __call__(self, grid, block, args=(), shared_mem: int = 0, device: str | None = None,
