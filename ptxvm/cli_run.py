@@ -401,6 +401,11 @@ def run_json(func, args) -> int:
         rec["usage"] = bool(usage)
         print(json.dumps({"ok": False, "error": rec}, indent=2))
         return 2 if usage else 1
+    except OSError as e:        # the PTX file or an --arg file cannot be read
+        rec = {"type": type(e).__name__, "message": f"{e.filename}: {e.strerror or e}" if e.filename else str(e),
+               "usage": False}
+        print(json.dumps({"ok": False, "error": rec}, indent=2))
+        return 1
 
 
 # ------------------------------------------------------------------ the command

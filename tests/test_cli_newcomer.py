@@ -309,6 +309,10 @@ def test_run_json_errors(tmp_path, capsys):
     err = json.loads(capsys.readouterr().out)["error"]
     assert err["type"] == "KernelFault" and err["line"] == 10 and err["thread"] == [0, 0, 0]
     assert err["kernel"] == "k" and err["space"] == "global" and f"0x{err['address']:x}" in err["message"]
+    assert main(["run", str(tmp_path / "missing.ptx"), "--json"]) == 1
+    err = json.loads(capsys.readouterr().out)["error"]
+    assert err == {"type": "FileNotFoundError", "message": f"{tmp_path / 'missing.ptx'}: No such file or directory",
+                   "usage": False}
 
 
 def test_record_json(tmp_path, capsys):
