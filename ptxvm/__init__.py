@@ -39,7 +39,7 @@ def format_ptx(module) -> str:
 
 def __getattr__(name: str):
     # The runtime API imports numpy and the interpreter: load it on first use only.
-    if name in ("Module", "DeviceArray", "Kernel", "to_device"):
+    if name in ("Module", "DeviceArray", "Kernel", "to_device", "Device", "default_device"):
         from . import driver
         return getattr(driver, name)
     if name == "compile":               # PTX -> AMD GPU code object (pulls in llvmlite)
@@ -48,5 +48,5 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'ptxvm' has no attribute {name!r}")
 
 
-__all__ = ["Module", "DeviceArray", "Kernel", "to_device", "KernelFault", "LaunchError", "ResourceError", "parse", "load", "format_ptx", "PtxError", "PtxSyntaxError", "PtxSemanticError",
+__all__ = ["Module", "DeviceArray", "Kernel", "to_device", "Device", "default_device", "KernelFault", "LaunchError", "ResourceError", "parse", "load", "format_ptx", "PtxError", "PtxSyntaxError", "PtxSemanticError",
            "PtxEncodingError", "Diagnostic", "UnsupportedError", "CodegenError", "__version__"]

@@ -1,4 +1,4 @@
-"""Shared test setup: tests never write to the user's real cache directory."""
+"""Shared test setup: tests never write to the user's real cache directory or secret."""
 
 from __future__ import annotations
 
@@ -13,13 +13,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 @pytest.fixture(autouse=True, scope="session")
 def _isolated_cache(tmp_path_factory: pytest.TempPathFactory):
     import os
-    old = os.environ.get("PTXVM_CACHE_DIR")
+    # The cache's secret too: tests must not create or read the user's real one.
+    names = ("PTXVM_CACHE_DIR", "PTXVM_CACHE_SECRET")
+    old = {n: os.environ.get(n) for n in names}
     os.environ["PTXVM_CACHE_DIR"] = str(tmp_path_factory.mktemp("ptxvm-cache"))
+    os.environ["PTXVM_CACHE_SECRET"] = str(tmp_path_factory.mktemp("ptxvm-secret") / "cache-secret")
     yield
-    if old is None:
-        os.environ.pop("PTXVM_CACHE_DIR", None)
-    else:
-        os.environ["PTXVM_CACHE_DIR"] = old
+    for n, v in old.items():
+        if v is None:
+            os.environ.pop(n, None)
+        else:
+            os.environ[n] = v
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
