@@ -49,7 +49,10 @@ def memory_budget_default() -> int:
 
 @dataclass
 class LaunchStats:
-    instructions: int = 0            # thread-instructions executed
+    # Thread-instructions: one per instruction reached by one thread, its guard predicate true
+    # or false (a predicated-off instruction still issues, as NVIDIA's thread_inst_executed
+    # counts); the same on every executor.
+    instructions: int = 0
     steps: int = 0                   # instruction steps (one instruction for a group of threads)
     divergent_steps: int = 0
     batches: int = 0
@@ -282,7 +285,7 @@ def _run_batch(program: Program, b: Batch, max_steps: int) -> None:
             if op.guard_negated:
                 g = ~g
             active = lanes[g] if not g.all() else lanes
-        b.thread_instructions += active.size
+        b.thread_instructions += lanes.size       # reached, guard true or false (see LaunchStats)
         if b.trace is not None and b.trace.size:
             _trace(b, program, op, active)
         ctl = op.control
