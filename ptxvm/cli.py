@@ -19,8 +19,9 @@ import os
 import sys
 import traceback
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence, TextIO
+from typing import TextIO
 
 from .errors import Diagnostic, PtxEncodingError, PtxError
 

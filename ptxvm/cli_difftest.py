@@ -12,8 +12,19 @@ from dataclasses import replace
 from pathlib import Path
 
 from .cli_run import EPILOG as RUN_EPILOG
-from .cli_run import (ArgError, add_launch_options, check_args, check_shared, kernel_label, parse_arg, parse_dims,
-                      positive_int, require_llvmlite, resolve_kernel, run_json)
+from .cli_run import (
+    ArgError,
+    add_launch_options,
+    check_args,
+    check_shared,
+    kernel_label,
+    parse_arg,
+    parse_dims,
+    positive_int,
+    require_llvmlite,
+    resolve_kernel,
+    run_json,
+)
 
 _ARGS_HELP = RUN_EPILOG.split("\nexamples:")[0]
 

@@ -47,8 +47,8 @@ def llvm_version() -> str | None:
     """The LLVM llvmlite is built on, asked in a child process so this one never loads it."""
     if not _importable("llvmlite"):
         return None
-    return _run_quiet([sys.executable, "-c", "import llvmlite.binding as b; "
-                       "print('.'.join(map(str, b.llvm_version_info)))"])
+    code = "import llvmlite.binding as b; print('.'.join(map(str, b.llvm_version_info)))"
+    return _run_quiet([sys.executable, "-c", code])
 
 
 def lld_version() -> str | None:

@@ -189,6 +189,7 @@ def _element_range(dt) -> tuple[float, float]:
 def _fits_float(v: float, dt) -> bool:
     """Whether a finite ``v`` rounds to a finite value of ``dt`` (inf/nan asked for are kept)."""
     import math
+
     import numpy as np
     if not math.isfinite(v):
         return True
@@ -245,7 +246,7 @@ def _generate(spec: str, index: int, how: str, a: str, shape: tuple[int, ...], d
         return np.ones(shape, dt)
     if how == "arange":
         n = int(np.prod(shape))
-        lo, hi = _element_range(dt)
+        hi = _element_range(dt)[1]
         if n and n - 1 > hi:
             raise ArgError(f"--arg #{index + 1} {spec!r}: arange counts up to {n - 1}, more than {dt.name} "
                            f"holds (largest {hi})")
@@ -297,6 +298,7 @@ def check_args(kernel: str, params, values: list, specs: list[str]) -> None:
 
 def _check_value(at: str, p, v) -> None:
     import numpy as np
+
     from .ir.types import ScalarType
     t = ScalarType(p.type)
     if p.array:
@@ -367,8 +369,9 @@ def _preview(a) -> str:
 
 def _json_number(x):
     """JSON has no NaN or infinities: spell them as strings."""
-    if isinstance(x, float) and (x != x or x in (float("inf"), float("-inf"))):
-        return "nan" if x != x else ("inf" if x > 0 else "-inf")
+    import math
+    if isinstance(x, float) and not math.isfinite(x):
+        return "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf")
     return x
 
 
@@ -416,6 +419,7 @@ def cmd_run(args) -> int:
 
 def _run(args) -> int:
     import numpy as np
+
     from .driver import Module
     mod = Module.from_file(args.file)
     name = resolve_kernel(list(mod.kernels), args.kernel, args.file)

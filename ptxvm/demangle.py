@@ -213,7 +213,7 @@ class _Demangler:
         source: str = ""        # the plain identifier, for a constructor's name
         ctor_like: bool = False
 
-    def unqualified(self, last_source: str) -> "_Demangler._Unqualified":
+    def unqualified(self, last_source: str) -> _Demangler._Unqualified:
         c = self.peek()
         if c.isdigit():
             ident = self.source_name()

@@ -8,10 +8,18 @@ expected limits and messages from ptxvm.limits' documented text and the PTX type
 
 from __future__ import annotations
 
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from ptxvm import cli
+from ptxvm.cli import main
 from ptxvm.demangle import base_name, demangle, kernel_matches, short_param
 
 DATA = Path(__file__).parent / "data" / "demangle_cxxfilt.tsv"
@@ -70,16 +78,6 @@ def test_short_forms():
 
 # ------------------------------------------------------------------ the command line
 
-import json  # noqa: E402
-import os  # noqa: E402
-import re  # noqa: E402
-import shlex  # noqa: E402
-import subprocess  # noqa: E402
-import sys  # noqa: E402
-
-from ptxvm import cli  # noqa: E402
-from ptxvm.cli import main  # noqa: E402
-
 ROOT = Path(__file__).resolve().parents[1]
 ELEMENTWISE = str(ROOT / "tests" / "fixtures" / "nvcc" / "sm80" / "elementwise.ptx")
 SAXPY = ["-k", "saxpy", "-b", "4", "-a", "4", "-a", "2", "-a", "f32[4]=arange", "-a", "f32[4]=ones"]
@@ -128,8 +126,8 @@ def _default_limits(monkeypatch):
 # binary16's is (2 - 2^-10) * 2^15 = 65504; u8 holds 0..255.
 @pytest.mark.parametrize("argv, message", [
     (["-k", "saxpy", "-a", "4", "-a", "1e40", "-a", "f32[4]=zeros", "-a", "f32[4]=zeros"],
-     "ptxvm run: error: --arg #2 '1e40' (`param_1`, .f32): out of range for .f32 (largest finite magnitude "
-     "3.4028235e+38)"),
+     ("ptxvm run: error: --arg #2 '1e40' (`param_1`, .f32): out of range for .f32 (largest finite magnitude "
+      "3.4028235e+38)")),
     (["-k", "saxpy", "-a", "4", "-a", "1", "-a", "u8[10]=full(300)", "-a", "f32[4]=zeros"],
      "ptxvm run: error: --arg #3 'u8[10]=full(300)': 300 does not fit uint8 (range 0 to 255)"),
     (["-k", "saxpy", "-a", "4", "-a", "1", "-a", "u8[300]=arange", "-a", "f32[4]=zeros"],
@@ -151,11 +149,11 @@ def _default_limits(monkeypatch):
     (["-k", "saxpy", "-a", "4294967296", "-a", "2", "-a", "f32[4]=arange", "-a", "f32[4]=ones"],
      "ptxvm run: error: --arg #1 '4294967296' (`param_0`, .u32): does not fit .u32 (range 0 to 4294967295)"),
     (["-k", "saxpy", "-a", "f32[4]=arange", "-a", "2", "-a", "f32[4]=arange", "-a", "f32[4]=ones"],
-     "ptxvm run: error: --arg #1 'f32[4]=arange' (`param_0`, .u32): an array is passed as a pointer, which needs "
-     "a 64-bit parameter"),
+     ("ptxvm run: error: --arg #1 'f32[4]=arange' (`param_0`, .u32): an array is passed as a pointer, which "
+      "needs a 64-bit parameter")),
     (["-k", "saxpy", "-a", "4"],
-     "ptxvm run: error: kernel `saxpy` takes 4 arguments (param_0: .u32, param_1: .f32, param_2: .u64, "
-     "param_3: .u64), got 1 --arg"),
+     ("ptxvm run: error: kernel `saxpy` takes 4 arguments (param_0: .u32, param_1: .f32, param_2: .u64, "
+      "param_3: .u64), got 1 --arg")),
     ([*SAXPY, "--max-steps", "0"],
      "ptxvm run: error: argument --max-steps: must be at least 1, got 0 (leave it out for the default budget)"),
     ([*SAXPY, "--max-steps", "-5"],
