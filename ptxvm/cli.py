@@ -308,6 +308,9 @@ def _coverage(args) -> int:
 def cmd_isa(args) -> int:
     if args.coverage:
         return _coverage(args)
+    if args.status == "unknown":    # the table holds no unknown opcodes: it would print 0 rows
+        raise _UsageError("--status unknown lists the opcodes of --coverage files that the table lacks; "
+                          "give --coverage FILE...")
     from .isa import TABLE
     table = TABLE()
     specs = sorted(table.ops.values(), key=lambda s: s.name)

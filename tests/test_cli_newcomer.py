@@ -461,3 +461,10 @@ def test_help_examples_run(group, tmp_path, monkeypatch, capsys):
             assert code == 0, f"{cmd}\n{err}"
             assert out.strip() or any(tmp_path.iterdir()), cmd
             assert "internal error" not in err, cmd
+
+
+def test_isa_status_unknown_needs_coverage_files(capsys):
+    assert main(["isa", "--status", "unknown"]) == 2
+    assert ("ptxvm isa: error: --status unknown lists the opcodes of --coverage files that the table lacks; "
+            "give --coverage FILE...") in capsys.readouterr().err
+    assert main(["isa", "--status", "unknown", "--coverage", ELEMENTWISE]) == 0
