@@ -42,6 +42,7 @@ def test_translate_writes_every_output(tmp_path, capsys):
     assert "[1/2]" in captured.err and "[2/2]" in captured.err        # progress on stderr
 
 
+@pytest.mark.lld
 def test_refused_file_reports_its_line_and_fails(tmp_path, capsys):
     code = main(["translate", str(REFUSED), str(ELEMENTWISE), "--arch", "gfx90a", "-o", str(tmp_path)])
     err = capsys.readouterr().err
