@@ -166,7 +166,10 @@ def kernel_fault(cls: type[KernelFault], message: str, *, kernel: str, block: tu
         source = f"{(files or {}).get(f, f'file {f}')}:{line}"
         where = f" [{source}]"
     text = str(instruction) if instruction is not None else None
-    full = f"{message}\n  in kernel `{kernel}`, block {block}, thread {thread}"
+    from .demangle import demangle        # pure Python; a C++ name reads better than _Z...
+    shown = demangle(kernel)
+    named = f"`{shown}` ({kernel})" if shown else f"`{kernel}`"
+    full = f"{message}\n  in kernel {named}, block {block}, thread {thread}"
     if text:
         full += f"\n  at `{text}`{where}"
     if address is not None and cls is KernelFault:

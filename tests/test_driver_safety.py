@@ -9,6 +9,7 @@ from __future__ import annotations
 import gc
 import sys
 import threading
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -389,3 +390,16 @@ def test_numba_style_shared_mem_is_checked(alias_kernel):
     a = np.zeros(2, np.uint32)
     alias_kernel[1, 1, 0, 64](a, a)
     assert a.tolist() == [1, 2]
+
+
+def test_kernels_are_found_by_their_cxx_name_and_faults_name_them_demangled() -> None:
+    import numpy as np
+    m = ptxvm.Module.from_file(Path(__file__).resolve().parent / "fixtures" / "nvcc" / "sm80" / "elementwise.ptx")
+    assert m["vector_add"] is not None and m["vector_add(float const*, float const*, float*, int)"] is not None
+    with pytest.raises(ptxvm.LaunchError, match=r"no kernel named `nope` in .*vector_add\(float const\*, "
+                                                r"float const\*, float\*, int\) \[_Z10vector_addPKfS0_Pfi\]"):
+        m["nope"]
+    a = np.zeros(4, np.float32)
+    with pytest.raises(ptxvm.KernelFault) as e:      # n = 64 reads past the 4-element arrays
+        m["vector_add"]((1,), (64,), (a, a, a, np.int32(64)))
+    assert "in kernel `vector_add(float const*, float const*, float*, int)` (_Z10vector_addPKfS0_Pfi)" in str(e.value)

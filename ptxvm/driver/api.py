@@ -96,16 +96,18 @@ class Module:
         return {name: _params(f) for name, f in self.ir.kernels.items()}
 
     def get_function(self, name: str) -> "Kernel":
-        """A kernel by its PTX name, or by its C++ name when that is unambiguous
-        (``vector_add`` finds ``_Z10vector_addPKfS0_Pfi``)."""
-        f = self.ir.kernels.get(name)
-        if f is None:
-            hits = [k for k in self.ir.kernels if k.startswith(f"_Z{len(name)}{name}")]
-            f = self.ir.kernels[hits[0]] if len(hits) == 1 else None
-        if f is None:
-            known = ", ".join(self.ir.kernels) or "none"
-            raise LaunchError(f"no kernel named `{name}` in {self.filename or 'this module'} (kernels: {known})")
-        return Kernel(self, f)
+        """A kernel by its PTX name, or by its C++ name (``vector_add``, ``ns::k<int>`` or the
+        whole signature) when that is unambiguous: ``vector_add`` finds ``_Z10vector_addPKfS0_Pfi``."""
+        from ..demangle import display_name, kernel_matches
+        hits = kernel_matches(self.ir.kernels, name)
+        if len(hits) == 1:
+            return Kernel(self, self.ir.kernels[hits[0]])
+        where = self.filename or "this module"
+        if hits:
+            listed = "; ".join(f"{display_name(k)} [{k}]" for k in hits)
+            raise LaunchError(f"`{name}` names {len(hits)} kernels in {where}: {listed}; give the PTX name")
+        known = "; ".join(f"{display_name(k)} [{k}]" if display_name(k) != k else k for k in self.ir.kernels) or "none"
+        raise LaunchError(f"no kernel named `{name}` in {where} (kernels: {known})")
 
     __getitem__ = get_function
 
