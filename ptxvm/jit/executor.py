@@ -591,6 +591,8 @@ class _Batch:
             space, addr_in = _classify(addr)
         else:
             addr_in = addr
+        if space == "param" and addr_in >= 1 << 63:
+            addr_in -= 1 << 64                  # a constant offset below the block, as written
         if kind == L.FaultKind.STACK:
             raise self._error(KernelFault, t, _stack_message(size, addr, self.launch.program.local_window))
         if kind == L.FaultKind.HEAP:
@@ -598,7 +600,7 @@ class _Batch:
             raise self._error(KernelFault, t, msg, address=address, space=space)
         if kind == L.FaultKind.BAD_CALL:
             raise self._error(KernelFault, t, f"indirect call through 0x{addr:x}, which is not the address of "
-                                              "a function of this module")
+                                              "a function of this module", address=addr)
         if kind == L.FaultKind.MISALIGNED:
             msg = f"misaligned {space} access: {size}-byte access at 0x{addr_in:x} is not {size}-byte aligned"
         elif kind == L.FaultKind.READONLY:
