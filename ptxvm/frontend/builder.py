@@ -15,6 +15,7 @@ from ..ir.nodes import (
     PerfDirective, Pragma, Register, Section, Span, Symbol, SymbolRef, VarDecl, Vector,
 )
 from ..ir.types import ScalarType, StateSpace
+from .bind import bind_registers
 from .body import SIMPLE_DECL, classify, label_name
 from .operands import parse_instruction
 from .literals import (
@@ -150,8 +151,13 @@ class IRBuilder(Transformer):
         if returns and kind is FunctionKind.ENTRY:
             self.error(f"kernel `{name}` (.entry) cannot have return parameters",
                        kind_tok.line, kind_tok.column)
-        return Function(name or "", kind, params, returns, body, None, tuple(directives),
-                        noreturn, tuple(attributes), self.span(kind_tok))
+        f = Function(name or "", kind, params, returns, body, None, tuple(directives),
+                     noreturn, tuple(attributes), self.span(kind_tok))
+        if self.bare_regs:
+            # This function (its parameters and body reduce before it) declared `%`-less registers.
+            self.bare_regs = set()
+            f = bind_registers(f)
+        return f
 
     def ret_params(self, c):
         return ("ret", tuple(p for p in c if p is not None))
@@ -410,8 +416,6 @@ class IRBuilder(Transformer):
         if parsed is None:
             return None
         guard, opcode, op_off, operands = parsed
-        if self.bare_regs:
-            operands = tuple(_rebind(o, self.bare_regs) for o in operands)
         ln, col = (line, column + op_off) if op_off == 0 or "\n" not in item[:op_off] else \
             self._position(line, column, item, op_off)
         span = Span(self.filename, ln, col)
@@ -448,24 +452,6 @@ class IRBuilder(Transformer):
 
     def float_imm(self, c):
         return float_immediate(c[0])
-
-
-def _rebind(op, names: set[str]):
-    """Symbols naming `%`-less registers (declared earlier in the file) become Registers."""
-    t = type(op)
-    if t is Symbol:
-        return Register(op.name) if op.name in names else op
-    if t is Vector:
-        return Vector(tuple(_rebind(e, names) for e in op.elements))
-    if t is ParenList:
-        return ParenList(tuple(_rebind(e, names) for e in op.elements))
-    if t is Pair:
-        return Pair(_rebind(op.first, names), _rebind(op.second, names))
-    if t is Negated:
-        return Negated(_rebind(op.operand, names))
-    if t is Address and type(op.base) is Symbol and op.base.name in names:
-        return Address(Register(op.base.name), op.offset, op.extra)
-    return op
 
 
 def _register(text: str) -> Register:

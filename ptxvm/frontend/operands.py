@@ -11,10 +11,18 @@ import re
 from typing import Callable
 
 from ..ir.nodes import (
-    Address, Guard, ImmKind, Immediate, Negated, Operand, Pair, ParenList, Register, Sink, Symbol,
+    Address, Guard, ImmKind, Immediate, Negated, Offset, Operand, Pair, ParenList, Register, Sink, Symbol,
     Vector,
 )
+from ..ir.sregs import lookup_special
 from .literals import literal_error, parse_int
+
+# `warpSize` compiles to this predefined constant (PTX ISA 9.0 §4.5, Table "Predefined
+# identifiers"); ptxas takes it wherever an integer constant may stand.
+WARP_SZ = "WARP_SZ"
+WARP_SIZE = 32
+# Vector register elements may be named .x .y .z .w or .r .g .b .a (§5.4.2.1): one spelling in the IR.
+_RGBA = {"r": "x", "g": "y", "b": "z", "a": "w"}
 
 _HEAD = re.compile(r"(?:@(!?)([%\w$][\w$]*(?:\.[xyzw])?)[ \t]+)?([a-z][a-z0-9_]*(?:\.[A-Za-z0-9_]+(?:::[A-Za-z0-9_]+)*)*)")
 _TOKEN = re.compile(r"""
@@ -25,8 +33,8 @@ _TOKEN = re.compile(r"""
   | (?P<int>-?(?:0[xX][0-9a-fA-F]+|0[bB][01]+|\d+)U?(?![\w.]))
   | (?P<badf>0[fFdD][0-9a-fA-F]*(?![\w.]))
   | (?P<reg>%[\w$]+(?:\.[A-Za-z]\w*)?)
-  | (?P<name>[A-Za-z_$][\w$]*)
-  | (?P<punct>[\[\]{}(),|!+;])
+  | (?P<name>[A-Za-z_$][\w$]*(?:\.[A-Za-z]\w*)?)
+  | (?P<punct>[\[\]{}(),|!+*;])
   | (?P<bad>.)
 """, re.X | re.S)
 
@@ -44,6 +52,8 @@ class _Fail(Exception):
 def _register(text: str) -> Register:
     if "." in text:
         name, _, comp = text.partition(".")
+        if comp in _RGBA and lookup_special(name) is None:
+            comp = _RGBA[comp]
         return Register(name, comp)
     return Register(text)
 
@@ -91,23 +101,103 @@ def _immediate(kind: str, text: str) -> Immediate:
     return Immediate(float(text), ImmKind.FLOAT)
 
 
-def _operand(c: _Cursor) -> Operand:
-    kind, text, pos = c.take()
-    if kind == "reg":
-        if c.peek()[1] == "|":
-            c.take()
-            k2, t2, p2 = c.take()
-            if k2 != "reg":
-                c.fail(f"expected a predicate register after `|`, found {_show(k2, t2)}", p2)
-            return Pair(_register(text), _register(t2))
+def _named(text: str) -> Register | Symbol:
+    """A name operand: `%`-registers and `v.x` elements are registers; bare names are symbols
+    until the builder binds them to the `.reg` declarations in scope."""
+    if text[0] == "%" or "." in text:
         return _register(text)
+    return Symbol(text)
+
+
+def _is_const_start(kind: str, text: str) -> bool:
+    return kind == "int" or (kind == "name" and text == WARP_SZ)
+
+
+def _const_term(c: _Cursor) -> int:
+    kind, text, pos = c.take()
+    if kind == "name" and text == WARP_SZ:
+        value = WARP_SIZE
+    elif kind == "int":
+        value = _offset(c, text, pos)
+    else:
+        c.fail(f"expected an integer constant, found {_show(kind, text)}", pos)
+        raise AssertionError  # unreachable
+    while c.peek()[1] == "*":
+        c.take()
+        value *= _const_term_atom(c)
+    return value
+
+
+def _const_term_atom(c: _Cursor) -> int:
+    kind, text, pos = c.take()
+    if kind == "name" and text == WARP_SZ:
+        return WARP_SIZE
+    if kind == "int":
+        return _offset(c, text, pos)
+    c.fail(f"expected an integer constant after `*`, found {_show(kind, text)}", pos)
+    raise AssertionError  # unreachable
+
+
+def _const_rest(c: _Cursor, value: int) -> int:
+    """`+ k`, `- k` (lexed as a negative literal), `* k` continuing a constant expression
+    (§4.6.2: integer constant expressions; ptxas folds them, so the IR holds the value)."""
+    while True:
+        kind, text, pos = c.peek()
+        if text == "+":
+            c.take()
+            value += _const_term(c)
+        elif kind == "int" and text.startswith("-"):
+            value += _const_term(c)
+        else:
+            return value
+
+
+def _constant(c: _Cursor) -> Immediate:
+    return Immediate(_const_rest(c, _const_term(c)), ImmKind.INT)
+
+
+def _after_name(c: _Cursor, base: Register | Symbol) -> Operand:
+    """A register or symbol, then maybe `|p` (a predicate destination) or `+k` (an address
+    expression used as a value, §6.4.1)."""
+    t = c.peek()[1]
+    if t == "|":
+        c.take()
+        k2, t2, p2 = c.take()
+        if k2 not in ("reg", "name") or t2 == WARP_SZ or t2 == "_":
+            c.fail(f"expected a predicate register after `|`, found {_show(k2, t2)}", p2)
+        return Pair(base, _named(t2))
+    if t == "+":
+        c.take()
+        k2, t2, p2 = c.peek()
+        if not _is_const_start(k2, t2):
+            c.fail(f"expected an integer constant after `{base}+`, found {_show(k2, t2)}", p2)
+        return Offset(base, _const_rest(c, _const_term(c)))
+    return base
+
+
+def _operand(c: _Cursor) -> Operand:
+    kind, text, pos = c.peek()
+    if _is_const_start(kind, text):
+        if kind == "int" and c.toks[c.i + 1][1] not in ("+", "*") and \
+                not (c.toks[c.i + 1][0] == "int" and c.toks[c.i + 1][1].startswith("-")):
+            c.take()
+            try:
+                return _immediate(kind, text)
+            except ValueError as e:
+                c.fail(literal_error(text, e), pos)
+        return _constant(c)
+    c.take()
+    if kind == "reg":
+        return _after_name(c, _register(text))
     if kind in ("int", "f32", "f64", "flt"):
         try:
             return _immediate(kind, text)
         except ValueError as e:
             c.fail(literal_error(text, e), pos)
     if kind == "name":
-        return Sink() if text == "_" else Symbol(text)
+        if text == "_":
+            return Sink()
+        return _after_name(c, _named(text))
     if kind == "badf":
         digits = 8 if text[1] in "fF" else 16
         c.fail(f"`{text}`: a `{text[:2]}` floating-point literal needs exactly {digits} hex digits", pos)
@@ -115,7 +205,7 @@ def _operand(c: _Cursor) -> Operand:
         k2, t2, p2 = c.take()
         if k2 != "reg" and k2 != "name":
             c.fail(f"expected a predicate register after `!`, found {_show(k2, t2)}", p2)
-        return Negated(_register(t2) if k2 == "reg" else Symbol(t2))
+        return Negated(_named(t2))
     if text == "[":
         return _address(c, pos)
     if text in ("{", "("):
@@ -161,27 +251,24 @@ def _address(c: _Cursor, open_pos: int) -> Address:
     offset = 0
     if kind == "reg":
         base = _register(text)
-    elif kind == "name":
-        base = Symbol(text)
-    elif kind == "int":
+    elif kind == "name" and text != WARP_SZ:
+        base = _named(text)
+    elif _is_const_start(kind, text):
         base = None
-        try:
-            offset = parse_int(text)[0]
-        except ValueError as e:
-            c.fail(literal_error(text, e), pos)
+        c.i -= 1
+        offset = _const_rest(c, _const_term(c))
     else:
         c.fail(f"expected a register, variable or address inside `[ ]`, found {_show(kind, text)}", pos)
     if base is not None:
         k, t, p = c.peek()
         if t == "+":
             c.take()
-            k, t, p = c.take()
-            if k != "int":
+            k, t, p = c.peek()
+            if not _is_const_start(k, t):
                 c.fail(f"expected an integer offset after `+`, found {_show(k, t)}", p)
-            offset = _offset(c, t, p)
+            offset = _const_rest(c, _const_term(c))
         elif k == "int" and t.startswith("-"):
-            c.take()
-            offset = _offset(c, t, p)
+            offset = _const_rest(c, 0)
     extra: list[Operand] = []
     while True:
         k, t, p = c.take()
@@ -198,7 +285,7 @@ _ATOM = re.compile(r"""
   | (?P<f64>0[dD][0-9a-fA-F]{16})
   | (?P<int>-?(?:0[xX][0-9a-fA-F]+|0[bB][01]+|\d+)U?)
   | (?P<flt>-?(?:\d+\.\d*|\.\d+)(?:[eE][+-]?\d+)?|-?\d+[eE][+-]?\d+)
-  | (?P<name>[A-Za-z_$][\w$]*)
+  | (?P<name>[A-Za-z_$][\w$]*(?:\.[A-Za-z]\w*)?)
   | \[[ \t]*(?P<abase>%[\w$]+|[A-Za-z_$][\w$]*)[ \t]*(?:\+[ \t]*(?P<aoff>-?(?:0[xX][0-9a-fA-F]+|\d+))|(?P<aneg>-(?:0[xX][0-9a-fA-F]+|\d+)))?[ \t]*\]
 """, re.X)
 _SPECIAL = re.compile(r"[{(|!/\n]")
@@ -218,11 +305,13 @@ def _atom(text: str) -> Operand | None:
         if kind == "reg":
             op = _register(text)
         elif kind == "name":
-            op = Sink() if text == "_" else Symbol(text)
+            op = Sink() if text == "_" else Immediate(WARP_SIZE) if text == WARP_SZ else _named(text)
         elif kind in ("abase", "aoff", "aneg"):
             b = m.group("abase")
+            if b == WARP_SZ:
+                return None
             off = m.group("aoff") or m.group("aneg")
-            op = Address(_register(b) if b[0] == "%" else Symbol(b), parse_int(off)[0] if off else 0)
+            op = Address(_named(b), parse_int(off)[0] if off else 0)
         else:
             op = _immediate(kind, text)
     except ValueError:

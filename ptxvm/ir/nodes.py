@@ -147,7 +147,20 @@ class ParenList:
         return "(" + ", ".join(map(str, self.elements)) + ")"
 
 
-Operand = Union[Register, Immediate, Symbol, Negated, Sink, Vector, Pair, Address, ParenList]
+@dataclass(frozen=True, slots=True)
+class Offset:
+    """``arr+8`` / ``%rd1+4`` used as a value, not inside ``[ ]``: the base's value (a register's
+    contents, a variable's address) plus a constant, as ptxas accepts in source operands
+    (PTX ISA 9.0 §6.4.1 address expressions ``var+imm``, ``reg+imm``)."""
+
+    base: Register | Symbol
+    offset: int
+
+    def __str__(self) -> str:
+        return f"{self.base}+{self.offset}"
+
+
+Operand = Union[Register, Immediate, Symbol, Negated, Sink, Vector, Pair, Address, ParenList, Offset]
 
 
 # ----------------------------------------------------------------- initialisers

@@ -18,7 +18,7 @@ from .. import isa
 from ..errors import Diagnostic
 from .nodes import (
     Address, Block, BranchTargets, CallPrototype, Function, Immediate, InitList, Instruction, Label, Module,
-    Negated, Pair, ParenList, Register, Sink, Span, Symbol, VarDecl, Vector,
+    Negated, Offset, Pair, ParenList, Register, Sink, Span, Symbol, VarDecl, Vector,
 )
 from .sregs import lookup_special
 from .types import ScalarType, StateSpace
@@ -207,6 +207,8 @@ class Verifier:
                 ctx.undeclared.append(n)
         elif isinstance(op, (Negated,)):
             self._resolve(op.operand, scope, ctx, ins)
+        elif isinstance(op, Offset):
+            self._resolve(op.base, scope, ctx, ins)
         elif isinstance(op, Pair):
             self._resolve(op.first, scope, ctx, ins)
             self._resolve(op.second, scope, ctx, ins)
@@ -314,6 +316,11 @@ class Verifier:
             if not isinstance(op, Address):
                 self.error(f"operand `{op}` of `{ins.full_opcode}` must be an address `[...]`", ins.span, at=str(op))
             return
+        if isinstance(op, Offset) and kind is not isa.RoleKind.SRC:
+            # ptxas: "Result register required"; branch targets and callees are plain names.
+            self.error(f"operand `{op}` of `{ins.full_opcode}` cannot be an expression `+`; only a "
+                       "source value can be", ins.span, at=str(op.base))
+            return
         if isinstance(op, Address) and kind in (isa.RoleKind.DST, isa.RoleKind.SRC):
             self.error(f"operand `{op}` of `{ins.full_opcode}` cannot be an address", ins.span, at=str(op))
             return
@@ -416,8 +423,10 @@ def _registers_of(op):
         return
     if isinstance(op, Negated):
         op = op.operand
-    elif isinstance(op, Pair):
+    elif isinstance(op, (Pair,)):
         op = op.first
+    elif isinstance(op, Offset):
+        op = op.base
     if isinstance(op, Register):
         yield op
 
