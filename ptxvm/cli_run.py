@@ -439,8 +439,12 @@ def _run(args) -> int:
     if args.json:
         _print_json(args, name, k, (grid, block, shared, device), stats, dt, values)
     elif not args.quiet:
+        # Steps (one instruction for a group of threads) exist only on the interpreter; the JIT
+        # runs threads one by one and has none to count.
+        steps = (f"{stats.steps:,} steps, {stats.divergent_steps:,} divergent" if device == "interp"
+                 else "steps n/a")
         print(f"{kernel_label(name)}\n{base_name(name)}<<<{grid}, {block}>>>: {stats.instructions:,} "
-              f"thread-instructions in {dt:.3f} s ({stats.steps:,} steps, {stats.divergent_steps:,} divergent, "
+              f"thread-instructions in {dt:.3f} s ({steps}, "
               f"{stats.batches} batch{'es' if stats.batches != 1 else ''})")
         for i, v in enumerate(values):
             if isinstance(v, np.ndarray):
@@ -463,7 +467,9 @@ def _print_json(args, name, k, launch, stats, dt, values) -> None:
         out_args.append(rec)
     doc = {"ok": True, "file": args.file, "kernel": name, "demangled": demangle(name), "device": device,
            "grid": list(grid), "block": list(block), "shared": shared,
-           "stats": {"instructions": stats.instructions, "steps": stats.steps,
-                     "divergent_steps": stats.divergent_steps, "batches": stats.batches, "seconds": round(dt, 6)},
+           "stats": {"instructions": stats.instructions,
+                     "steps": stats.steps if device == "interp" else None,
+                     "divergent_steps": stats.divergent_steps if device == "interp" else None,
+                     "batches": stats.batches, "seconds": round(dt, 6)},
            "args": out_args, "output": args.output}
     print(json.dumps(doc, indent=2))

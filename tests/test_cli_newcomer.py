@@ -468,3 +468,18 @@ def test_isa_status_unknown_needs_coverage_files(capsys):
     assert ("ptxvm isa: error: --status unknown lists the opcodes of --coverage files that the table lacks; "
             "give --coverage FILE...") in capsys.readouterr().err
     assert main(["isa", "--status", "unknown", "--coverage", ELEMENTWISE]) == 0
+
+
+def test_run_on_the_jit_says_steps_are_not_measured() -> None:
+    # The JIT runs threads one by one: it has no steps to count, so it shows none ("0 steps" was a lie).
+    fixture = Path(__file__).resolve().parent / "fixtures" / "nvcc" / "sm80" / "elementwise.ptx"
+    args = ["run", str(fixture), "--kernel", "vector_add", "--grid", "1", "--block", "32", "--arg", "f32[8]=arange",
+            "--arg", "f32[8]=arange", "--arg", "f32[8]=zeros", "--arg", "8"]
+    cpu = subprocess.run([sys.executable, "-m", "ptxvm", *args, "--device", "cpu"], capture_output=True, text=True)
+    assert cpu.returncode == 0, cpu.stderr
+    assert "(steps n/a, 1 batch)" in cpu.stdout
+    interp = subprocess.run([sys.executable, "-m", "ptxvm", *args, "--device", "interp"], capture_output=True, text=True)
+    assert interp.returncode == 0 and " steps, " in interp.stdout and "divergent" in interp.stdout
+    js = json.loads(subprocess.run([sys.executable, "-m", "ptxvm", *args, "--device", "cpu", "--json"],
+                                   capture_output=True, text=True).stdout)
+    assert js["stats"]["steps"] is None and js["stats"]["instructions"] > 0
