@@ -413,26 +413,23 @@ def _decode_entry(blob: bytes, key: str) -> CompileResult:
 
 
 def _read_disk(key: str) -> CompileResult | None:
+    # The object code is loaded and run: only an entry sealed with this user's secret is read
+    # (a flipped bit, a copy, a file written by anyone else is a miss and removed).
+    from ..frontend.cache_store import read_sealed, remove
+    path = _entry_path(key)
+    payload = read_sealed(path, "llvm", key)
+    if payload is None:
+        return None
     try:
-        return _decode_entry(_entry_path(key).read_bytes(), key)
-    except Exception:  # noqa: BLE001 - missing, truncated or garbled: a miss, rewritten later
+        return _decode_entry(bytes(payload), key)
+    except Exception:  # noqa: BLE001 - sealed by us yet undecodable: a miss, rewritten later
+        remove(path)
         return None
 
 
 def _write_disk(key: str, res: CompileResult) -> None:
-    path = _entry_path(key)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(_encode_entry(key, res))
-            os.replace(tmp, path)
-        except BaseException:
-            os.unlink(tmp)
-            raise
-    except OSError:
-        pass    # a read-only or full cache dir must not fail a compile
+    from ..frontend.cache_store import write_sealed
+    write_sealed(_entry_path(key), "llvm", key, _encode_entry(key, res))   # atomic, within the cap; never raises OSError
 
 
 class _Memory:
