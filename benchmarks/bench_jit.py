@@ -420,7 +420,7 @@ def measure_compile(name: str, case: Case) -> tuple[dict, object]:
     cache dropped: lift + disk cache hit + load). Also the cold compile's phases."""
     from ptxvm.driver.api import default_device
     from ptxvm.interp.executor import layout
-    from ptxvm.jit import toolchain
+    from ptxvm.backend import toolchain
     from ptxvm.jit.host import HostHooks
     from ptxvm.jit.layout import THREAD_HEADER
     from ptxvm.jit.loader import host_target
@@ -598,7 +598,7 @@ def main(argv=None) -> int:
     rows = []
     try:
         lib, cc_version = build_c(args.cc, args.cflags.split(), workdir)
-        from ptxvm.jit import toolchain
+        from ptxvm.backend import toolchain
         t = time.perf_counter()
         toolchain.ping()                                         # the LLVM worker's start-up, once
         # one-time process costs (imports, LLVM's initialisation, the first load) are not any

@@ -123,7 +123,7 @@ def time_file(path: Path, label: str, repeat: int, ptxas: str | None) -> dict:
 
 def translation_times(files: list[tuple[Path, str]], repeat: int, gen_repeat: int, ptxas: str | None,
                       progress: bool) -> dict:
-    from ptxvm.jit import toolchain
+    from ptxvm.backend import toolchain
     t = time.perf_counter()
     toolchain.ping()
     _ptxvm_compile((FIX / f"{QUICK_FILE}.ptx").read_text(), "gfx90a")     # first-use costs, not timed

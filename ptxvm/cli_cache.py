@@ -1,4 +1,4 @@
-"""`ptxvm cache info|clear`: look at and empty the parse/compile cache (ptxvm.frontend.cache)."""
+"""`ptxvm cache info|clear`: look at and empty the parse/compile cache (ptxvm.diskcache)."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def _size(n: int) -> str:
 
 
 def cmd_cache(args) -> int:
-    from .frontend.cache import cache_clear, cache_info
+    from .diskcache import cache_clear, cache_info
     if args.action == "clear":
         where = cache_info()["dir"]
         n = cache_clear()

@@ -117,7 +117,7 @@ def _executors() -> dict[str, str]:
 
 def info() -> dict[str, Any]:
     """Everything a bug report needs: versions, platform, cache, executors and limits in force."""
-    from .frontend.cache import cache_dir, cache_enabled
+    from .diskcache import cache_dir, cache_enabled
     from .limits import current
     return {
         **versions(),

@@ -1,7 +1,7 @@
 """The parse cache cannot be forged, corrupted or grow without bound (issue 12).
 
 Entries are sealed with an HMAC under a per-user secret outside the cache directory
-(ptxvm.frontend.cache_store); these tests damage, forge, move and overfill entries
+(ptxvm.diskcache); these tests damage, forge, move and overfill entries
 and check that each is a miss (a fresh parse), never a wrong module, never a traceback,
 and that nothing in a forged entry ever runs.
 """
@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 
 import ptxvm
-from ptxvm.frontend import cache, cache_store, parser
+from ptxvm import diskcache as cache_store
+from ptxvm.frontend import cache, parser
 
 from test_cli import VADD
 
@@ -336,7 +337,7 @@ def test_secret_is_created_once_by_racing_processes(env: Path) -> None:
     """Several processes starting on an empty machine all end with the same secret (created
     atomically: none reads a half-written one, none replaces another's)."""
     code = ("import warnings; warnings.simplefilter('error');"
-            "from ptxvm.frontend import cache_store as s; print(s._secret().hex())")
+            "from ptxvm import diskcache as s; print(s._secret().hex())")
     procs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               text=True, cwd=ROOT) for _ in range(4)]
     outs = [p.communicate(timeout=120) for p in procs]

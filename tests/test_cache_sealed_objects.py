@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from ptxvm.jit import toolchain
+from ptxvm.backend import toolchain
 
 IR = "define i64 @f(i64 %x) {\n  %y = add i64 %x, 1\n  ret i64 %y\n}\n"
 

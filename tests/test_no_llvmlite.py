@@ -91,6 +91,7 @@ def test_difftest_without_llvmlite_compares_what_it_can():
     assert r.returncode == 1 and "which needs the Python package `llvmlite`" in r.stderr
 
 
+@pytest.mark.lld     # with ziglang absent too, translate names that one first
 def test_translate_names_the_missing_package(tmp_path):
     r = ptxvm_without_llvmlite("translate", str(VADD), "--arch", "gfx90a", "-o", str(tmp_path))
     assert r.returncode == 1, r.stderr

@@ -1,4 +1,4 @@
-"""The isolated LLVM code generator (ptxvm.jit.toolchain) and the in-process loader (ptxvm.jit.loader).
+"""The isolated LLVM code generator (ptxvm.backend.toolchain) and the in-process loader (ptxvm.jit.loader).
 
 One worker process serves the whole file; tests that crash or kill it check that the
 next compile starts a fresh one.
@@ -21,9 +21,10 @@ import numpy as np
 import pytest
 
 from ptxvm import CodegenError
-from ptxvm.jit import loader, toolchain
+from ptxvm.backend import toolchain
+from ptxvm.jit import loader
 from ptxvm.jit.loader import elf_symbols, host_target, jit_ir, load_object
-from ptxvm.jit.toolchain import compile_ir
+from ptxvm.backend.toolchain import compile_ir
 
 HOST = host_target()
 EM_AMDGPU = 224
@@ -336,7 +337,7 @@ def _alive(pid: int) -> bool:
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
 def test_worker_exits_with_the_parent() -> None:
     code = textwrap.dedent("""
-        from ptxvm.jit import toolchain
+        from ptxvm.backend import toolchain
         print(toolchain.ping(), flush=True)
     """)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)

@@ -5,7 +5,7 @@
     obj.save("kernels.gfx90a.hsaco")
 
 Pipeline: ``lowering`` (the shared lifter with ``hooks.AmdgpuHooks``) -> LLVM O3 and
-codegen in the isolated worker (``ptxvm.jit.toolchain``) -> ``link`` (ld.lld) -> ``check``
+codegen in the isolated worker (``ptxvm.backend.toolchain``) -> ``link`` (ld.lld) -> ``check``
 (ELF header, metadata note, kernel descriptors, argument layout) -> ``CodeObject``.
 Targets are data: ``isa/targets/<name>.toml``, loaded by ``targets``.
 

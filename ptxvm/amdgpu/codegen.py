@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ..ir import nodes as ptx
 from ..ir.resources import check_resources
-from ..jit.toolchain import compile_ir, emit_later
+from ..backend.toolchain import compile_ir, emit_later
 from .check import check_code_object
 from .codeobject import CodeObject, kernel_metadata
 from .layout import place_params

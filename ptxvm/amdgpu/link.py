@@ -59,7 +59,7 @@ def _zig() -> list[str]:
 
 
 def _cache_path(obj: bytes) -> Path:
-    from ..frontend.cache import cache_dir
+    from ..diskcache import cache_dir
     key = hashlib.sha256(b"ld.lld " + " ".join(LINK_FLAGS).encode() + b"\0" + obj).hexdigest()
     return cache_dir() / "hsaco" / key[:2] / f"{key}.hsaco"
 
@@ -67,7 +67,7 @@ def _cache_path(obj: bytes) -> Path:
 def link(obj: bytes, *, use_cache: bool | None = None) -> bytes:
     """The shared-object code object for relocatable ``obj`` (raises CodegenError, or
     LinkerMissingError without the ziglang package)."""
-    from ..frontend.cache import cache_enabled
+    from ..diskcache import cache_enabled
     caching = cache_enabled(use_cache)
     path = _cache_path(obj) if caching else None
     if path is not None and path.is_file():

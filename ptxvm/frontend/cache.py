@@ -12,7 +12,7 @@ keyed by the SHA-256 of
   invalidates every entry.
 
 ``PTXVM_NO_CACHE=1`` (or ``use_cache=False``) disables it. Entries are stored by
-``cache_store``: sealed with an HMAC under a per-user secret kept outside the cache
+``ptxvm.diskcache``: sealed with an HMAC under a per-user secret kept outside the cache
 directory and checked before anything is unpickled, written atomically, and kept
 within the directory's size cap (``PTXVM_CACHE_MAX``, least recently used out
 first). An entry that fails its seal (a flipped bit, a truncation, a copy under
@@ -49,10 +49,10 @@ from ..errors import Diagnostic, PtxSemanticError, PtxSyntaxError
 from ..ir import nodes
 from ..ir.nodes import Module
 from ..resources import data_dir
-from .cache_store import (CacheWarning, cache_clear, cache_dir, cache_enabled, cache_info, read_sealed,
+from ..diskcache import (CacheWarning, cache_clear, cache_dir, cache_enabled, cache_info, read_sealed,
                           remove, write_sealed)
 
-FORMAT = 2          # 2: entries are sealed (cache_store), unpickled with only the IR's own globals
+FORMAT = 2          # 2: entries are sealed (ptxvm.diskcache), unpickled with only the IR's own globals
 _MAGIC = b"PTXVMC%d\n" % FORMAT
 _KIND = "modules"
 _PACKAGE = Path(__file__).resolve().parent.parent

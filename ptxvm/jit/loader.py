@@ -1,4 +1,4 @@
-"""Load host object files (made by ``toolchain.compile_ir``) into this process.
+"""Load host object files (made by ``backend.toolchain.compile_ir``) into this process.
 
     triple, cpu, features = host_target()
     res = toolchain.compile_ir(ir_text, triple=triple, cpu=cpu, features=features)
@@ -183,7 +183,7 @@ def load_object(obj: bytes, *, reloc: str = "pic", codemodel: str = "jitdefault"
 def jit_ir(llvm_ir: str, *, opt: int = 3, use_cache: bool | None = None,
            externals: Mapping[str, int] | None = None) -> LoadedObject:
     """Compile ``llvm_ir`` for this host in the worker and load the result."""
-    from .toolchain import compile_ir
+    from ..backend.toolchain import compile_ir
     triple, cpu, features = host_target()
     res = compile_ir(llvm_ir, triple=triple, cpu=cpu, features=features, opt=opt, emit=("obj",),
                      reloc="pic", codemodel="jitdefault", use_cache=use_cache)

@@ -6,7 +6,7 @@
 Why a subprocess: LLVM reports fatal errors (``Cannot select``, assertion
 failures) by aborting the process. A Python caller must get a ``CodegenError``
 instead, so parsing, verification, the O-level pipeline and code generation run
-in one persistent worker (``python -m ptxvm.jit.llvm_worker``), started on first
+in one persistent worker (``python -m ptxvm.backend.llvm_worker``), started on first
 use, shared by all threads (requests are serialised by a lock) and restarted
 after it dies. When it dies during a request, the error carries what LLVM wrote
 on stderr for that request and the exit status or signal.
@@ -143,7 +143,7 @@ class _Worker:
         env["PYTHONPATH"] = os.pathsep.join(p for p in (pkg_root, env.get("PYTHONPATH", "")) if p)
         try:
             self._proc = subprocess.Popen(
-                [sys.executable, "-m", "ptxvm.jit.llvm_worker"],
+                [sys.executable, "-m", "ptxvm.backend.llvm_worker"],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err_w, env=env, close_fds=True)
         except OSError as exc:
             raise CodegenError(f"cannot start the LLVM worker ({sys.executable!r}): {exc}") from exc
@@ -378,7 +378,7 @@ def cache_key(llvm_ir: str, triple: str, cpu: str, features: str, opt: int, emit
 
 def _entry_path(key: str) -> Path:
     # Imported late (here and in compile_ir): the module pulls in the whole frontend.
-    from ..frontend.cache import cache_dir
+    from ..diskcache import cache_dir
     return cache_dir() / "llvm" / key[:2] / f"{key}.bin"
 
 
@@ -415,7 +415,7 @@ def _decode_entry(blob: bytes, key: str) -> CompileResult:
 def _read_disk(key: str) -> CompileResult | None:
     # The object code is loaded and run: only an entry sealed with this user's secret is read
     # (a flipped bit, a copy, a file written by anyone else is a miss and removed).
-    from ..frontend.cache_store import read_sealed, remove
+    from ..diskcache import read_sealed, remove
     path = _entry_path(key)
     payload = read_sealed(path, "llvm", key)
     if payload is None:
@@ -428,7 +428,7 @@ def _read_disk(key: str) -> CompileResult | None:
 
 
 def _write_disk(key: str, res: CompileResult) -> None:
-    from ..frontend.cache_store import write_sealed
+    from ..diskcache import write_sealed
     write_sealed(_entry_path(key), "llvm", key, _encode_entry(key, res))   # atomic, within the cap; never raises OSError
 
 
@@ -500,7 +500,7 @@ def compile_ir(llvm_ir: str, *, triple: str, cpu: str = "", features: str = "", 
     if codemodel not in CODE_MODELS:
         raise ValueError(f"codemodel must be one of {CODE_MODELS}, got {codemodel!r}")
     emit_norm = tuple(k for k in EMIT_KINDS if k in emit_set)
-    from ..frontend.cache import cache_enabled
+    from ..diskcache import cache_enabled
     caching = cache_enabled(use_cache)
     # (hashing a large module costs milliseconds: only when a cache is used)
     key = cache_key(llvm_ir, triple, cpu, features, opt, emit_norm, reloc, codemodel) if caching else ""

@@ -1,6 +1,6 @@
 """The on-disk store under ptxvm's caches: sealed entries, a size cap, inspection.
 
-Every cache of ptxvm (parsed modules here, compiled LLVM objects in ``jit.toolchain``,
+Every cache of ptxvm (parsed modules here, compiled LLVM objects in ``backend.toolchain``,
 linked code objects in ``amdgpu.link``) keeps files under one directory,
 ``PTXVM_CACHE_DIR`` (default: ``platformdirs.user_cache_dir("ptxvm")``), as
 ``<dir>/<kind>/<key[:2]>/<key>.<ext>``. What is in them is trusted by the next
@@ -36,7 +36,7 @@ import time
 import warnings
 from pathlib import Path
 
-from ..limits import parse_size
+from .limits import parse_size
 
 KINDS = ("modules", "llvm", "hsaco")        # the subdirectories ptxvm's caches use
 DEFAULT_MAX_BYTES = 1 << 30

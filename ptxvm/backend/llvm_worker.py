@@ -3,7 +3,7 @@
 LLVM reports fatal errors (``Cannot select``, failed assertions) by aborting the
 process, which no Python code can catch. ptxvm therefore runs every LLVM
 optimisation and code generation in this separate process, started by
-``ptxvm.jit.toolchain`` as ``python -m ptxvm.jit.llvm_worker``; if it dies, the
+``ptxvm.backend.toolchain`` as ``python -m ptxvm.backend.llvm_worker``; if it dies, the
 parent turns its stderr into a ``CodegenError`` and starts a fresh one.
 
 Protocol (also used by the parent, hence the helpers live here): each message is
