@@ -115,6 +115,8 @@ def _is_const_start(kind: str, text: str) -> bool:
 
 def _const_term(c: _Cursor) -> int:
     kind, text, pos = c.take()
+    while text == "+":   # unary plus: `1++2`
+        kind, text, pos = c.take()
     if kind == "name" and text == WARP_SZ:
         value = WARP_SIZE
     elif kind == "int":
@@ -230,6 +232,10 @@ def _list(c: _Cursor, close: str, allow_empty: bool) -> tuple[Operand, ...]:
             c.fail(f"`{text}` cannot appear inside a `{_OPEN[close]}{close}` list; elements are "
                    "registers, constants, names or `_`", pos)
         items.append(_operand(c))
+        if type(items[-1]) is Offset:
+            # ptxas takes `reg+imm` as a whole operand only, never as a list element.
+            c.fail(f"`{items[-1]}`: an expression `+` cannot be an element of a `{_OPEN[close]}{close}` list",
+                   pos)
         kind, text, pos = c.take()
         if text == close:
             return tuple(items)

@@ -120,6 +120,10 @@ class Verifier:
     def _check_decl(self, d: VarDecl) -> None:
         if d.space is StateSpace.REG and d.array:
             self.error(f"register `{d.name}` cannot be an array", d.span)
+        if d.name == "WARP_SZ":
+            self.error("`WARP_SZ` is a predefined constant (PTX ISA §4.5) and cannot be declared", d.span)
+        if d.vector is not None:
+            self._check_vector_decl(d)
         if d.init is not None and d.space not in (StateSpace.GLOBAL, StateSpace.CONST):
             self.error(f"`{d.name}`: only .global and .const variables can have initialisers", d.span)
         if d.init is not None and d.linkage is not None and d.linkage.value == "extern":
@@ -129,6 +133,18 @@ class Verifier:
             if problem:
                 self.error(f"initialiser of `{d.name}`: {problem}", d.span)
 
+    def _check_vector_decl(self, d: VarDecl) -> None:
+        """PTX ISA 9.0 §5.4.2: variables may be declared .v2 or .v4 (.v8 exists only as a
+        ld/st modifier), of at most 128 bits in all, and predicates are scalar only."""
+        if d.vector not in (2, 4):
+            self.error(f"`{d.name}`: vector declarations take .v2 or .v4, not .v{d.vector}", d.span)
+        elif d.type is ScalarType.PRED:
+            self.error(f"`{d.name}`: .pred variables are scalar; a vector of predicates cannot be declared",
+                       d.span)
+        elif d.type.bits * d.vector > 128:
+            self.error(f"`{d.name}`: .v{d.vector} .{d.type.value} is {d.type.bits * d.vector} bits; a vector "
+                       "holds at most 128 bits", d.span)
+
     # ---------------------------------------------------------------- functions
     def _function(self, f: Function) -> None:
         scope = Scope(self.globals)
@@ -137,6 +153,7 @@ class Verifier:
                 self.error(f"parameter `{p.name}` of `{f.name}` must be .param or .reg", p.span)
             if scope.declare(p) is not None:
                 self.error(f"parameter `{p.name}` is declared twice", p.span)
+            self._check_decl(p)
         if f.body is None:
             return
         labels: dict[str, Span] = {}
@@ -192,6 +209,8 @@ class Verifier:
             except isa.DecodeError:
                 d = None
         if d is not None:
+            if ins.opcode in ("ld", "st") and ins.mod("vec") == "v8" and d.types and d.types[0].bits * 8 > 128:
+                self._check_v8(ins)
             self._shape(ins, d, scope, ctx)
         for name in ctx.undeclared:
             self.error(f"`{name}` is not declared (no label, variable, function or prototype has this name)",
@@ -257,6 +276,11 @@ class Verifier:
         width = next((int(m[1:]) for m in ins.modifiers if m in ("v2", "v4", "v8")), None)
         wide = ins.mod("wide") is not None
         for op, role in zip(ins.operands, roles):
+            if type(op) is Register and op.component is None and role.kind in _DATA_ROLES:
+                decl = scope.lookup(op.name)
+                if decl is not None and decl.vector and decl.space is StateSpace.REG:
+                    self._whole_vector(ins, op, decl, role, d, width)
+                    continue
             if type(op) is Register and role.kind in _DATA_ROLES and width is None:
                 # Fast path (most operands): a plain register in a data role.
                 want = _role_type(role, d)
@@ -268,6 +292,40 @@ class Verifier:
                                f"{_describe(want)} operand here", ins.span, at=str(op))
                 continue
             self._check_role(ins, op, role, d, scope, ctx, width)
+
+    def _check_v8(self, ins: Instruction) -> None:
+        """256-bit ld/st (PTX ISA 9.0 §9.7.9.8/9): .global only, PTX ISA 8.8, sm_100 and up
+        (.v8 of 16-bit elements is 128 bits and has none of these limits)."""
+        if ins.mod("space") != "global":
+            self.error(f"`{ins.full_opcode}`: .v8 loads and stores need the .global state space", ins.span)
+            return
+        major, _, minor = self.module.version.partition(".")
+        if major.isdigit() and minor.isdigit() and (int(major), int(minor)) < (8, 8):
+            self.error(f"`{ins.full_opcode}`: .v8 loads and stores need PTX ISA 8.8 or later, "
+                       f"this module is .version {self.module.version}", ins.span)
+        elif self.module.sm is not None and self.module.sm < 100:
+            self.error(f"`{ins.full_opcode}`: .v8 loads and stores need sm_100 or later, "
+                       f"this module targets sm_{self.module.sm}", ins.span)
+
+    def _whole_vector(self, ins: Instruction, op: Register, decl: VarDecl, role: isa.OperandRole,
+                      d: isa.Decoded, width: int | None) -> None:
+        """A `.v2`/`.v4` register used without an element selector (§5.4.2): the operand of a
+        vector ld/st of its width, or of a mov of its whole size; elsewhere it needs `.x`...."""
+        want = _role_type(role, d)
+        if width is not None and role.name in ("d", "a", "b"):
+            if width != decl.vector:
+                self.error(f"`{ins.full_opcode}` needs a {width}-element vector, `{op}` is "
+                           f".v{decl.vector} .{decl.type.value}", ins.span, at=str(op))
+            elif want is not None and not _compatible(want, decl.type, ins.opcode, False):
+                self.error(f"`{op}` is .v{decl.vector} .{decl.type.value}, but `{ins.full_opcode}` needs "
+                           f"{_describe(want)} elements", ins.span, at=str(op))
+            return
+        total = decl.type.bits * (decl.vector or 1)
+        if ins.opcode == "mov" and width is None and want is not None and want.bits == total \
+                and want.kind == "b":
+            return
+        self.error(f"vector register `{op}` (.v{decl.vector} .{decl.type.value}) cannot be used whole by "
+                   f"`{ins.full_opcode}`; name an element such as `{op}.x`", ins.span, at=str(op))
 
     def _call(self, ins: Instruction, ctx: "_FnContext") -> None:
         """`call (ret), f, (args)[, proto]`: the callee is the first operand that is not a list."""
