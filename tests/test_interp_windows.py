@@ -369,3 +369,60 @@ def test_thread_instruction_count_by_hand(device):
     a = np.ones(1000, np.float32)
     stats = k(4, 256, (a, a, np.zeros(1000, np.float32), 1000), device=device)
     assert stats.instructions == 22_264
+
+
+# ----------------------------------------------------------------- the watchdog
+# max_steps bounds the instructions one thread executes (guard true or false), on every executor.
+
+ENDLESS = "mov.u32 %r1, 0;\nL:\nadd.u32 %r1, %r1, 1;\nbra L;\nret;"
+
+
+@pytest.mark.parametrize("device", EXECUTORS)
+def test_endless_loop_message_names_both_ways_to_raise_the_budget(device):
+    with pytest.raises(ptxvm.WatchdogError) as e:
+        _kernel(ENDLESS)(1, 32, (0,), max_steps=5000, device=device)
+    err = e.value
+    assert "exceeded its budget of 5,000 steps in one thread" in str(err)
+    assert "--max-steps N" in str(err) and "max_steps=N" in str(err)
+    assert err.filename == "windows.ptx" and err.line in (BODY_LINE0 + 2, BODY_LINE0 + 3)   # in the loop
+    assert err.instruction in ("add.u32 %r1, %r1, 1;", "bra L;") and err.thread == (0, 0, 0)
+
+
+def test_budget_is_per_thread_not_per_launch():
+    # Thread t runs t + 1 iterations of a 3-instruction loop: 3 + 3 (t + 1) + 1 = 3t + 7
+    # instructions (sum over 32 threads: 1,712). Thread 31 needs exactly 100; the batch takes
+    # 101 steps (the threads diverge), which must not count against one thread.
+    k = _kernel("mov.u32 %r1, %tid.x;\nmov.u32 %r2, 0;\nbra L;\nL:\nadd.u32 %r2, %r2, 1;\n"
+                "setp.le.u32 %p1, %r2, %r1;\n@%p1 bra L;\nret;")
+    stats = k(1, 32, (0,), max_steps=100)
+    assert stats.instructions == 1712
+    with pytest.raises(ptxvm.WatchdogError) as e:
+        k(1, 32, (0,), max_steps=99)
+    assert e.value.thread == (31, 0, 0)
+    # With a budget of 90, threads 28..31 (91, 94, 97, 100) go over it. The first to do so is
+    # reported: thread 28's 91st instruction is its `ret`, but lowest-PC-first scheduling runs
+    # the loop (threads 29..31, thread 29's 91st instruction) before it.
+    with pytest.raises(ptxvm.WatchdogError) as e:
+        k(1, 32, (0,), max_steps=90)
+    assert e.value.thread == (29, 0, 0) and e.value.instruction == "add.u32 %r2, %r2, 1;"
+
+
+@pytest.mark.parametrize("bad", [0, -1, -5000, True, 2.5])
+def test_max_steps_must_be_positive(bad):
+    from ptxvm.interp.executor import run_kernel
+    with pytest.raises(ptxvm.LaunchError, match="max_steps must be a positive"):
+        _kernel(ENDLESS)(1, 1, (0,), max_steps=bad)
+    with pytest.raises(ptxvm.LaunchError, match="max_steps must be a positive"):
+        run_kernel(None, None, None, None, max_steps=bad)      # checked before anything else
+
+
+def test_default_budget_stops_an_endless_loop_quickly():
+    # The CLI's default launch (one thread): the default budget, 500,000 steps, at a few
+    # microseconds a step, must stop it within seconds (it took 96 s with 20,000,000).
+    import time
+    from ptxvm.interp.executor import DEFAULT_MAX_STEPS
+    assert DEFAULT_MAX_STEPS == 500_000
+    t = time.perf_counter()
+    with pytest.raises(ptxvm.WatchdogError, match="budget of 500,000 steps"):
+        _kernel(ENDLESS)(1, 1, (0,))
+    assert time.perf_counter() - t < 15          # ~3 s alone; generous on a loaded machine

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import DeadlockError, KernelFault, TrapError, WatchdogError, kernel_fault
+from ..errors import DeadlockError, KernelFault, LaunchError, TrapError, WatchdogError, kernel_fault
 from ..ir import nodes as ir
 from ..ir.types import StateSpace
 from . import barriers
@@ -26,7 +26,10 @@ from .ops.control import _Trap
 from .program import Control, Program, Symbols
 from .state import Batch, Geometry, StackFault
 
-DEFAULT_MAX_STEPS = 20_000_000
+# The watchdog: instructions one thread may execute (guard true or false), on every executor.
+# The fixture kernels, tests and benchmarks need at most ~130k (a recursion test); an endless
+# loop of the interpreter at the CLI's default size (one thread, ~5 us a step) stops in ~3 s.
+DEFAULT_MAX_STEPS = 500_000
 FAIRNESS_PERIOD = 64                 # divergent steps between forward-progress turns
 DEFAULT_MEMORY_BUDGET = 4 << 30      # bytes of registers + windows per batch (24 GiB machines, shared)
 BUDGET_ENV = "PTXVM_INTERP_BATCH_BYTES"   # overrides the default per launch (smaller: more batches)
@@ -190,6 +193,7 @@ def run_kernel(program: Program, geometry: Geometry, memory: DeviceMemory, param
     CTAs run in batches of as many as fit ``memory_budget`` bytes of registers, shared and local
     memory (default: :func:`memory_budget_default`); each batch runs to completion before the next.
     """
+    _check_max_steps(max_steps)
     stats = stats or LaunchStats()
     memory_budget = memory_budget or memory_budget_default()
     sym = program.symbols
@@ -215,6 +219,24 @@ def run_kernel(program: Program, geometry: Geometry, memory: DeviceMemory, param
         stats.divergent_steps += b.divergent_steps
         stats.batches += 1
     return stats
+
+
+def _check_max_steps(max_steps) -> None:
+    if isinstance(max_steps, bool) or not isinstance(max_steps, (int, np.integer)) or max_steps < 1:
+        raise LaunchError(f"max_steps must be a positive number of instructions per thread, got {max_steps!r} "
+                          f"(the default is {DEFAULT_MAX_STEPS:,}; on the command line: --max-steps N)")
+
+
+def _over_budget(b: Batch, lanes: np.ndarray, max_steps: int) -> int | None:
+    """The lowest of ``lanes`` that has now executed more than ``max_steps`` instructions, or None.
+    A thread's count is the batch's converged steps (every live thread runs those) plus its own
+    divergent ones (``Batch.thread_steps``)."""
+    uniform = b.steps - b.divergent_steps
+    counts = uniform + b.thread_steps[lanes] if b.divergent_steps else None
+    if counts is None:
+        return int(lanes[0]) if uniform > max_steps else None
+    over = counts > max_steps
+    return int(lanes[np.argmax(over)]) if over.any() else None
 
 
 def _lowest_pc(b: Batch, runnable: np.ndarray, pcs: np.ndarray) -> int:
@@ -270,14 +292,16 @@ def _run_batch(program: Program, b: Batch, max_steps: int) -> None:
                 alive = lanes = b.all if lanes.size == b.n else lanes
             else:
                 b.divergent_steps += 1
+                b.thread_steps[lanes] += 1
         if p >= n_ops:
             raise _fault(TrapError, program, b, int(lanes[0]), "ran past the last instruction "
                          "without `ret` or `exit`", ops[-1] if ops else None)
         b.steps += 1
-        if b.steps > max_steps:
-            raise _fault(WatchdogError, program, b, int(lanes[0]),
-                         f"the launch exceeded its budget of {max_steps:,} steps (an endless loop?); "
-                         "raise it with max_steps=...", ops[p])
+        # The budget is per thread (as on the host JIT); no thread ran more steps than the batch.
+        if b.steps > max_steps and (over := _over_budget(b, lanes, max_steps)) is not None:
+            raise _fault(WatchdogError, program, b, over,
+                         f"the launch exceeded its budget of {max_steps:,} steps in one thread (an endless "
+                         "loop?); raise it with --max-steps N (max_steps=N from Python)", ops[p])
         op = ops[p]
         active = lanes
         if op.guard is not None:

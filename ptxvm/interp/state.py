@@ -179,6 +179,11 @@ class Batch:
         return np.full(self.n, self.stack_base, dtype=np.int64)
 
     @cached_property
+    def thread_steps(self) -> np.ndarray:
+        """Per thread: the divergent steps it ran (the watchdog's per-thread count, executor.py)."""
+        return np.zeros(self.n, dtype=np.int64)
+
+    @cached_property
     def stack_used(self) -> np.ndarray:
         """Per thread: stack bytes of its active `.func` calls (checked against
         limits.stack_per_thread at each call, see ops/calls.py)."""
