@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from ptxvm.amdgpu import link as amd_link
 from ptxvm.backend import toolchain
+from ptxvm.errors import CodegenError
 
 IR = "define i64 @f(i64 %x) {\n  %y = add i64 %x, 1\n  ret i64 %y\n}\n"
 
@@ -33,3 +35,14 @@ def test_forged_llvm_entry_is_not_loaded(env: Path) -> None:
     assert again.origin == "worker" and again.obj == good.obj
     toolchain.clear_memory_cache()
     assert toolchain.compile_ir(IR, **kw).origin == "disk"      # the rewritten, sealed entry
+
+
+@pytest.mark.lld
+def test_planted_code_object_is_not_returned(env: Path) -> None:
+    obj = b"\x7fELF not a real object"
+    path = amd_link._cache_path(amd_link._cache_key(obj))
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"attacker's code object")
+    with pytest.raises(CodegenError):          # a miss: the (bad) object really goes to ld.lld
+        amd_link.link(obj)
+    assert not path.exists()

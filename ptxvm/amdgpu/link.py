@@ -58,20 +58,27 @@ def _zig() -> list[str]:
     return [sys.executable, "-m", "ziglang"]
 
 
-def _cache_path(obj: bytes) -> Path:
+def _cache_key(obj: bytes) -> str:
+    return hashlib.sha256(b"ld.lld " + " ".join(LINK_FLAGS).encode() + b"\0" + obj).hexdigest()
+
+
+def _cache_path(key: str) -> Path:
     from ..diskcache import cache_dir
-    key = hashlib.sha256(b"ld.lld " + " ".join(LINK_FLAGS).encode() + b"\0" + obj).hexdigest()
     return cache_dir() / "hsaco" / key[:2] / f"{key}.hsaco"
 
 
 def link(obj: bytes, *, use_cache: bool | None = None) -> bytes:
     """The shared-object code object for relocatable ``obj`` (raises CodegenError, or
     LinkerMissingError without the ziglang package)."""
-    from ..diskcache import cache_enabled
+    from ..diskcache import cache_enabled, read_sealed, write_sealed
     caching = cache_enabled(use_cache)
-    path = _cache_path(obj) if caching else None
-    if path is not None and path.is_file():
-        return path.read_bytes()
+    key = _cache_key(obj) if caching else ""
+    path = _cache_path(key) if caching else None
+    if path is not None:
+        # Only an entry sealed with this user's secret: anyone else's file is a miss, removed.
+        hit = read_sealed(path, "hsaco", key)
+        if hit is not None:
+            return bytes(hit)
     with tempfile.TemporaryDirectory(prefix="ptxvm-lld-") as tmp:
         src, dst = Path(tmp) / "kernels.o", Path(tmp) / "kernels.hsaco"
         src.write_bytes(obj)
@@ -89,12 +96,5 @@ def link(obj: bytes, *, use_cache: bool | None = None) -> bytes:
             raise CodegenError(f"ld.lld failed (exit status {proc.returncode}):\n{text}")
         data = dst.read_bytes()
     if path is not None:
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, partial = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-            os.replace(partial, path)
-        except OSError:
-            pass            # a read-only cache must not fail a compile
+        write_sealed(path, "hsaco", key, data)    # atomic, within the cap; a read-only cache is fine
     return data
