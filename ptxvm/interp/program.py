@@ -98,6 +98,10 @@ class CompileContext:
 
     # registers --------------------------------------------------------
     def declare(self, d: ir.VarDecl) -> None:
+        if d.vector and d.space is StateSpace.REG:   # else read as one scalar: a wrong answer
+            raise UnsupportedError(f"vector register `{d.name}` (.reg .v{d.vector}) is not supported by the "
+                                   "interpreter", filename=d.span.filename, line=d.span.line or None,
+                                   column=d.span.column or None)
         depth = len(self.scopes) - 1
         key = self.prefix + (d.name if depth == 0 else f"{d.name}@{next(self.fresh)}")
         if d.space is StateSpace.PARAM:
