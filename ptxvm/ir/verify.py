@@ -541,4 +541,7 @@ def _compatible(want: ScalarType, have: ScalarType, opcode: str, wide: bool) -> 
 
 
 def verify_module(module: Module, lines: list[str] | None = None) -> list[Diagnostic]:
-    return Verifier(module, lines or []).run()
+    # Calls are checked against their callees here too (ptxas's rules, ir/calls_check.py), so
+    # every executor and `translate` refuse a mismatched call at load time, located.
+    from .calls_check import call_diagnostics
+    return Verifier(module, lines or []).run() + call_diagnostics(module, lines or [])
