@@ -57,8 +57,8 @@ def _read_error(path: str, exc: OSError) -> str:
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
     """Python warnings (e.g. from the parser) shown as compiler-style lines."""
     text = str(message)
-    from .frontend.cache import _warning_diagnostic
-    d = _warning_diagnostic(text, None)
+    from .frontend.cache import warning_diagnostic
+    d = warning_diagnostic(text, None)
     print(d.render() if d.filename else f"ptxvm: warning: {text}", file=file or _err())
 
 

@@ -42,7 +42,6 @@ KNOWN_DEBT = frozenset({
     ("amdgpu", "interp"),                                # encode_init
     ("ptxvm.jit.executor", "ptxvm.interp.ops.calls._format"),
     ("ptxvm.jit.host", "ptxvm.lift.ops.memory._elements"),
-    ("ptxvm.cli", "ptxvm.frontend.cache._warning_diagnostic"),
     ("ptxvm.isa", "ptxvm.ir.types"),                     # the table decodes types: ir <-> isa
 })
 

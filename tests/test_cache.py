@@ -253,3 +253,19 @@ def test_cache_hits_leave_full_collections_working(cache_dir: Path, vadd: Path) 
         del keep, a, b
     left = sum(r() is not None for r in alive)     # no explicit collection: its own schedule
     assert left < len(alive) // 2, f"{left} of {len(alive)} dropped cycles are still alive"
+
+
+def test_a_cache_hit_warns_with_the_class_a_fresh_parse_used(tmp_path, monkeypatch) -> None:
+    # A module newer than the ISA ptxvm knows warns with PtxVersionWarning (pyproject's filter
+    # and users' filters select it by class); replayed from the cache it was a plain UserWarning.
+    import warnings
+    import ptxvm
+    monkeypatch.setenv("PTXVM_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("PTXVM_NO_CACHE", raising=False)
+    src = tmp_path / "new.ptx"
+    src.write_text(".version 9.9\n.target sm_80\n.address_size 64\n.visible .entry k() { ret; }\n")
+    for _ in range(2):                       # a miss, then a hit
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            ptxvm.load(src)
+        assert [w.category for w in caught] == [ptxvm.PtxVersionWarning]

@@ -52,7 +52,7 @@ from ..resources import data_dir
 from ..diskcache import (CacheWarning, cache_clear, cache_dir, cache_enabled, cache_info, read_sealed,
                           remove, write_sealed)
 
-FORMAT = 2          # 2: entries are sealed (ptxvm.diskcache), unpickled with only the IR's own globals
+FORMAT = 3          # 3: warnings keep their class; 2: entries are sealed (ptxvm.diskcache), unpickled with only the IR's own globals
 _MAGIC = b"PTXVMC%d\n" % FORMAT
 _KIND = "modules"
 _PACKAGE = Path(__file__).resolve().parent.parent
@@ -366,11 +366,19 @@ class CheckResult:
 _WARN_LOC = re.compile(r"^(?P<file>.+?):(?P<line>\d+): (?P<msg>.*)$", re.S)
 
 
-def _warning_diagnostic(message: str, filename: str | None) -> Diagnostic:
+def warning_diagnostic(message: str, filename: str | None, category: type[Warning] = UserWarning) -> Diagnostic:
+    """A Python warning's text (``file:line: message``) as a diagnostic; its ``category`` keeps
+    the warning class's name, so a cache hit warns with the class a fresh parse used."""
     m = _WARN_LOC.match(message)
     if m:
-        return Diagnostic(m["msg"], m["file"], int(m["line"]), None, None, "warning")
-    return Diagnostic(message, filename, None, None, None, "warning")
+        return Diagnostic(m["msg"], m["file"], int(m["line"]), None, None, "warning", category.__name__)
+    return Diagnostic(message, filename, None, None, None, "warning", category.__name__)
+
+
+def _warning_class(name: str) -> type[Warning]:
+    from .. import errors
+    cls = getattr(errors, name, None)
+    return cls if isinstance(cls, type) and issubclass(cls, Warning) else UserWarning
 
 
 def _parse_capturing(data: bytes | str, filename: str | None, verify: bool) -> CheckResult:
@@ -378,7 +386,7 @@ def _parse_capturing(data: bytes | str, filename: str | None, verify: bool) -> C
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         module, diagnostics = check_text(data, filename, verify=verify)
-    warns = [_warning_diagnostic(str(w.message), filename) for w in caught]
+    warns = [warning_diagnostic(str(w.message), filename, w.category) for w in caught]
     errors = [d for d in diagnostics if d.severity == "error"]
     return CheckResult(None if errors else module, list(diagnostics), warns)
 
@@ -445,7 +453,7 @@ def check_file(path: str | os.PathLike, *, verify: bool = True, use_cache: bool 
 def _finish(result: CheckResult) -> Module:
     for w in result.warnings:
         loc = f"{w.filename}:{w.line}: " if w.filename and w.line else ""
-        warnings.warn(loc + w.message, UserWarning, stacklevel=3)
+        warnings.warn(loc + w.message, _warning_class(w.category), stacklevel=3)
     errors = result.errors
     if errors:
         from .parser import _is_syntax
