@@ -88,7 +88,9 @@ class Verifier:
         col = span.column if span and span.line else None
         src = self.lines[line - 1] if line and 0 < line <= len(self.lines) else None
         if at and src and col:
-            m = re.compile(re.escape(at) + r"(?![\w$])").search(src, col - 1)
+            # Operands follow the opcode: search after it (`32` must not match `mov.u32`).
+            start = re.compile(r"\S*").match(src, col - 1).end()
+            m = re.compile(re.escape(at) + r"(?![\w$])").search(src, start)
             if m:
                 col = m.start() + 1
         self.diags.append(Diagnostic(message, self.module.filename, line, col, src))
