@@ -12,7 +12,7 @@ import difflib
 import re
 import sys
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 from functools import cache, lru_cache
 from pathlib import Path
@@ -34,6 +34,8 @@ class OpClass(str, Enum):
     WARP_SYNC = "warp-sync"      # lanes of a warp exchange values: read all sources, then write
     CTA_SYNC = "cta-sync"        # threads of the CTA wait for each other
     FRAGMENT = "fragment"        # tensor-core fragments: vectors of 32-bit registers
+    PURE = "pure"                # no effect beyond the destination registers (cannot fault)
+    NAN_BLIND = "nan-blind"      # .f32: which NaN a source holds cannot be observed in the result
 
 
 class RoleKind(str, Enum):
@@ -128,6 +130,8 @@ class IsaTable:
     ops: dict[str, OpcodeSpec]
     groups: dict[str, frozenset[str]]
     meta: dict
+    group_lists: dict[str, tuple[str, ...]] = field(default_factory=dict)    # in the table's order
+    typesets: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def lookup(self, parts: list[str]) -> tuple[OpcodeSpec, int] | None:
         """Longest table key that is a dotted prefix of ``parts``; returns (spec, parts used)."""
@@ -198,7 +202,9 @@ def _load_table(path: Path) -> IsaTable:
                                 f"{[c.value for c in OpClass]}") from None
         ops[name] = OpcodeSpec(name, str(entry.get("section", "")), entry.get("title", ""),
                                status, tuple(forms), entry.get("sm"), entry.get("ptx"), classes)
-    return IsaTable(ops, groups, raw.get("meta", {}))
+    return IsaTable(ops, groups, raw.get("meta", {}),
+                    {k: tuple(v) for k, v in raw.get("groups", {}).items()},
+                    {k: tuple(v) for k, v in typesets.items()})
 
 
 @cache
@@ -210,6 +216,42 @@ def TABLE() -> IsaTable:  # noqa: N802 - reads like a constant
 def opcodes_in(cls: OpClass) -> frozenset[str]:
     """Every table opcode (an instruction's ``opcode``) of class ``cls``."""
     return frozenset(name for name, spec in TABLE().ops.items() if cls in spec.classes)
+
+
+def modifier_group(name: str) -> tuple[str, ...]:
+    """The values of the table's modifier group ``name`` (``rnd``: rn rz rm rp), in its order."""
+    return TABLE().group_lists[name]
+
+
+def typeset(name: str) -> tuple[str, ...]:
+    """The type names of the table's typeset ``name`` (``half``: f16 f16x2 bf16 bf16x2), in order."""
+    return TABLE().typesets[name]
+
+
+@cache
+def operand_roles(opcode: str, form: str) -> tuple[OperandRole, ...]:
+    """The operand roles of ``opcode``'s form named ``form`` (an instruction's ``form``); empty
+    when the table has no such form."""
+    spec = TABLE().ops.get(opcode)
+    for f in spec.forms if spec is not None else ():
+        if f.name == form:
+            return f.operands
+    return ()
+
+
+@cache
+def nan_blind_sources(opcode: str) -> tuple[int, ...]:
+    """Operand indices of a ``nan-blind`` opcode's .f32 form that are sources of the instruction
+    type (the roles typed by the first type slot): the operands whose NaN payload cannot be seen.
+    Empty for an opcode not of the class."""
+    spec = TABLE().ops.get(opcode)
+    if spec is None or OpClass.NAN_BLIND not in spec.classes:
+        return ()
+    form = next((f for f in spec.forms if len(f.slots) == 1 and "f32" in f.slots[0]), None)
+    if form is None:
+        raise IsaTableError(f"{opcode}: class nan-blind needs a form of the single type f32")
+    return tuple(i for i, r in enumerate(form.operands)
+                 if r.kind is RoleKind.SRC and r.typing in (None, "t0"))
 
 
 def _suggest(word: str, choices: set[str] | frozenset[str]) -> list[str]:

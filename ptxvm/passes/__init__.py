@@ -11,9 +11,10 @@ This stage imports only ``ir`` and ``isa`` (DESIGN.md's table).
 from __future__ import annotations
 
 from .callgraph import CallGraph, CallGraphPass, FunctionFacts, call_target, operand_symbols
+from .nan_blind import NanBlindPass, NanBlindRegisters, nan_blind_registers
 from .pipeline import Analyses, Pass, run_pipeline
 
 DEFAULT_PIPELINE: tuple[Pass, ...] = (CallGraphPass(),)
 
-__all__ = ["Analyses", "CallGraph", "CallGraphPass", "DEFAULT_PIPELINE", "FunctionFacts", "Pass",
-           "call_target", "operand_symbols", "run_pipeline"]
+__all__ = ["Analyses", "CallGraph", "CallGraphPass", "DEFAULT_PIPELINE", "FunctionFacts", "NanBlindPass",
+           "NanBlindRegisters", "Pass", "call_target", "nan_blind_registers", "operand_symbols", "run_pipeline"]
