@@ -189,28 +189,33 @@ def addc(a, b, cf, t: str):
     return _carry_add(a, b, cf, bits)
 
 
-def _borrow_sub(x, y, bin_, bits):
+def _sub_with_carry(x, y, cin, bits):
+    """``x + ~y + cin``, the way the hardware subtracts: returns ``(d, carry_out)``. The carry
+    out is 1 when there is *no* borrow (``x >= y + (1 - cin)``), as on ARM and PowerPC."""
     x = to_unsigned(x, bits)
     y = to_unsigned(y, bits)
-    bin_ = to_unsigned(bin_, bits) & 1
-    d = x - y - bin_
-    borrow = (x < y) | ((x == y) & (bin_ == 1))
-    return d, borrow.astype(np.uint8)
+    cin = to_unsigned(cin, bits) & 1
+    d = x - y - (1 - cin)
+    carry = (x > y) | ((x == y) & (cin == 1))
+    return d, carry.astype(np.uint8)
 
 
+# PTX ISA 9.7.2.3/9.7.2.4 write subc as ``d = a - (b + CC.CF)`` and call the flag the borrow, but
+# do not fix its polarity; NVIDIA GPUs compute ``a + ~b + 1`` (sub.cc) and ``a + ~b + CC.CF``
+# (subc) and keep the carry out of that addition, so a borrow leaves CF = 0 and an ``addc``
+# after ``sub.cc`` reads the inverted borrow (measured on hardware, issue 14; ZLUDA #197 found
+# the same). sub/subc chains compute the same differences either way.
 def sub_cc(a, b, t: str):
-    """``sub.cc.type d, a, b`` (9.7.2.3): returns ``(d, CC.CF)`` where CC.CF is
-    the **borrow** out (1 when ``a < b`` as unsigned bit patterns): the ISA
-    defines ``subc`` as ``d = a - (b + CC.CF)`` and calls CF the borrow."""
+    """``sub.cc.type d, a, b``: returns ``(d, CC.CF)``, CF = 1 when ``a >= b`` unsigned."""
     bits, _ = type_info(t)
-    return _borrow_sub(a, b, 0, bits)
+    return _sub_with_carry(a, b, 1, bits)
 
 
 def subc(a, b, cf, t: str):
-    """``subc{.cc}.type d, a, b`` (9.7.2.4): ``d = a - (b + CC.CF)``; returns
-    ``(d, borrow_out)`` (borrow: ``a < b + CF`` in exact arithmetic)."""
+    """``subc{.cc}.type d, a, b``: ``d = a + ~b + CC.CF`` (``a - b`` when CF = 1, ``a - b - 1``
+    after a borrow); returns ``(d, carry_out)``."""
     bits, _ = type_info(t)
-    return _borrow_sub(a, b, cf, bits)
+    return _sub_with_carry(a, b, cf, bits)
 
 
 # ---------------------------------------------------------------------------

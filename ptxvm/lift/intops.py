@@ -14,7 +14,7 @@ Arithmetic (``intops_arith``)::
     iadd(b, x, y, *, sat=False, signed=False, x2=False)   # add{.sat}.type; x2=True: .u16x2/.s16x2
     isub(b, x, y, *, sat=False, signed=False, x2=False)   # sub, likewise (.sat needs signed)
     add_cc(b, x, y, carry_in=None) -> (d, cf)   # add.cc (carry_in None), addc{.cc} (carry_in i1)
-    sub_cc(b, x, y, borrow_in=None) -> (d, cf)  # sub.cc / subc{.cc}: d = x - (y + CF), cf = borrow
+    sub_cc(b, x, y, carry_in=None) -> (d, cf)  # sub.cc / subc{.cc}: d = x + ~y + CF, cf = carry (no borrow)
     mul(b, x, y, *, mode="lo", signed=False)    # mode "lo" | "hi" | "wide" (wide: i2N result)
     mad(b, x, y, z, *, mode="lo", signed=False, sat=False)   # z is i2N for "wide";
                                                 # sat only as mad.hi.sat.s32

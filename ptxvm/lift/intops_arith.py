@@ -84,16 +84,15 @@ def add_cc(b: ir.IRBuilder, x: Value, y: Value, carry_in: Value | None = None) -
     return b.trunc(s, x.type), b.trunc(b.lshr(s, const(wt, n)), I1)
 
 
-def sub_cc(b: ir.IRBuilder, x: Value, y: Value, borrow_in: Value | None = None) -> tuple[Value, Value]:
-    """``sub.cc`` / ``subc{.cc}``: ``x - (y + CF)`` and CC.CF = the borrow out (i1), i.e. 1 when
-    ``y + CF`` exceeds ``x`` as unsigned numbers (PTX names CF the borrow for subtraction)."""
+def sub_cc(b: ir.IRBuilder, x: Value, y: Value, carry_in: Value | None = None) -> tuple[Value, Value]:
+    """``sub.cc`` / ``subc{.cc}`` as the hardware does them: ``x + ~y + CF`` (CF = 1 for
+    ``sub.cc``) and CC.CF = the carry out of that addition (i1): 1 when there is no borrow.
+    See interp/intops.py ``sub_cc`` for why (the ISA leaves the polarity open)."""
     n = width(x)
     wt = ir.IntType(n + 1)
-    d = b.sub(_wide(b, x, n + 1), _wide(b, y, n + 1))
-    if borrow_in is not None:
-        d = b.sub(d, b.zext(borrow_in, wt))
-    # The exact difference lies in (-2**(N+1), 2**N): bit N of the N+1-bit result is its sign.
-    return b.trunc(d, x.type), b.trunc(b.lshr(d, const(wt, n)), I1)
+    s = b.add(_wide(b, x, n + 1), _wide(b, b.not_(y), n + 1))
+    s = b.add(s, b.zext(carry_in, wt) if carry_in is not None else const(wt, 1))
+    return b.trunc(s, x.type), b.trunc(b.lshr(s, const(wt, n)), I1)
 
 
 def _product(b: ir.IRBuilder, x: Value, y: Value, signed: bool) -> Value:
