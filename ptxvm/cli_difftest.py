@@ -6,6 +6,7 @@ Exit codes: 0 all agree, 1 a mismatch (or a launch that failed / bad PTX),
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from dataclasses import replace
@@ -17,11 +18,11 @@ from .cli_run import (
     add_launch_options,
     check_args,
     check_shared,
+    device_help,
     kernel_label,
     parse_arg,
     parse_dims,
     positive_int,
-    require_llvmlite,
     resolve_kernel,
     run_json,
 )
@@ -52,11 +53,11 @@ examples:
       --arg 'f32[1000]=random(seed=1)' --arg 'f32[1000]=arange' --arg 'f32[1000]=zeros' --arg 1000 \\
       -o vadd.npz
   ptxvm record tests/fixtures/nvcc/sm80/elementwise.ptx -k saxpy -g 8 -b 128 -a 1024 -a 2.5 \\
-      -a 'f32[1024]=random(seed=2)' -a 'f32[1024]=zeros' -e cpu -o saxpy.npz
+      -a 'f32[1024]=random(seed=2)' -a 'f32[1024]=zeros' -d cpu -o saxpy.npz
 
 A golden is one .npz: the PTX text, kernel, grid, block, shared memory, every argument
 and the final contents of every array argument, with provenance (tool, version,
-executor/device, date, host). `--executor cuda` records on an NVIDIA GPU through CuPy or
+executor/device, date, host). `--device cuda` records on an NVIDIA GPU through CuPy or
 cuda-python; `ptxvm difftest --golden FILE` replays it.
 """
 
@@ -78,8 +79,8 @@ def add_parsers(sub, fmt) -> None:
                                    "and compare every array argument bit for bit.", epilog=DIFFTEST_EPILOG)
     _launch_options(p, file_required=False)
     p.add_argument("--executors", "-e", metavar="A,B,...",
-                   help="executors to run (default: every one this build has); without --golden the first "
-                        "is the reference")
+                   help="the --device names to run (default: every one this installation can run); "
+                        "without --golden the first is the reference")
     p.add_argument("--golden", metavar="G.npz|DIR", help="compare with a recording (or every *.npz in DIR)")
     p.add_argument("--ulp", action="append", default=[], metavar="N|BUF=N",
                    help="ULP tolerance for float buffers: for all, or per buffer (argN or parameter name)")
@@ -96,7 +97,10 @@ def add_parsers(sub, fmt) -> None:
                                    "real NVIDIA GPU) and save inputs and outputs as a golden .npz.",
                        epilog=RECORD_EPILOG)
     _launch_options(p, file_required=True)
-    p.add_argument("--executor", "-e", default="interp", metavar="NAME", help="interp, cpu or cuda (default interp)")
+    p.add_argument("--device", "-d", default=None, metavar="NAME",
+                   help=device_help("; cuda = an NVIDIA GPU through CuPy or cuda-python", "{ref}"))
+    # The spelling before --device everywhere: still accepted, not advertised.
+    p.add_argument("--executor", "-e", dest="device", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     p.add_argument("-o", "--output", required=True, metavar="OUT.npz", help="the golden file to write")
     p.add_argument("--json", action="store_true",
                    help="print one JSON object: the launch recorded, its provenance and the golden's path (or the error)")
@@ -123,28 +127,22 @@ def _launch_from_args(args):
     return make_launch(Path(args.file), name, grid, block, values, shared_mem=shared)
 
 
-def _executors(text: str | None) -> list[str]:
-    from .driver.api import available_devices
+def _executors(text: str | None, flag: str = "--executors") -> list[str]:
+    """The executors ``text`` names (default: every one this installation can run). A name
+    nobody registered is a usage error; a registered one whose package is missing is
+    MissingPackage (exit 1); `cuda` is probed for a GPU."""
+    from .driver import executors as registry
     from .testing.golden import ExecutorUnavailable, check_executor
-    if text:
-        names = [x.strip() for x in text.split(",") if x.strip()]
-    else:   # every executor this installation can run (the host JIT only with llvmlite)
-        names = [n for n in available_devices() if n != "cpu" or _have_llvmlite()]
+    names = [x.strip() for x in text.split(",") if x.strip()] if text else list(registry.available())
     for n in names:
+        if n in registry.names():
+            registry.require(n, f"{flag} {n}")
+            continue
         try:
             check_executor(n)
         except ExecutorUnavailable as e:
             raise _usage(e.message) from None
-        require_llvmlite(n)
     return names
-
-
-def _have_llvmlite() -> bool:
-    from importlib.util import find_spec
-    try:
-        return find_spec("llvmlite") is not None
-    except (ImportError, ValueError):
-        return False
 
 
 def _ulp(specs: list[str]):
@@ -238,9 +236,11 @@ def cmd_record(args) -> int:
 
 def _record(args) -> int:
     from .testing.golden import record, save_golden
-    executor = _executors(args.executor)
+    from .driver import executors as registry
+    # Default: the reference executor (a recording is a reference), whatever $PTXVM_DEVICE says.
+    executor = _executors(args.device or registry.names()[0], "--device")
     if len(executor) != 1:
-        raise _usage("--executor takes one name: interp, cpu or cuda")
+        raise _usage(f"--device takes one name: {', '.join(registry.names())} or cuda")
     launch = _launch_from_args(args)
     g = record(launch, executor[0])
     out = save_golden(g, args.output)

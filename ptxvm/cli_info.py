@@ -104,15 +104,21 @@ def version_text() -> str:
 
 
 def _executors() -> dict[str, str]:
-    """Each executor a launch can name, and whether this installation can run it."""
-    from .driver.api import available_devices
+    """Each registered executor a launch can name, and whether this installation can run it
+    (its packages are looked up, not imported)."""
+    from .driver import executors
     out = {}
-    for name in available_devices():
-        if name == "cpu" and not _importable("llvmlite"):
-            out[name] = "unavailable: llvmlite is not installed"
-        else:
-            out[name] = "available"
+    for name in executors.names():
+        missing = executors.missing_package(executors.get(name))
+        out[name] = f"unavailable: {missing} is not installed" if missing else "available"
     return out
+
+
+def _capabilities() -> dict[str, dict[str, Any]]:
+    """Each registered executor's summary and capabilities, for --json."""
+    from .driver import executors
+    return {e.name: {"summary": e.summary, **asdict(e.capabilities)}
+            for e in map(executors.get, executors.names())}
 
 
 def info() -> dict[str, Any]:
@@ -126,6 +132,7 @@ def info() -> dict[str, Any]:
         "cpus": os.cpu_count(),
         "cache": {"dir": str(cache_dir()), "enabled": cache_enabled()},
         "executors": _executors(),
+        "executor_capabilities": _capabilities(),
         "limits": asdict(current()),
         "environment": {k: v for k, v in sorted(os.environ.items()) if k.startswith("PTXVM_")},
     }

@@ -77,8 +77,7 @@ def add_parser(sub, fmt) -> None:
                        epilog=EPILOG)
     p.add_argument("file", metavar="FILE.ptx")
     add_launch_options(p, defaults=True)
-    p.add_argument("--device", "-d", choices=("interp", "cpu"), default=None,
-                   help="executor: the numpy interpreter (reference, default) or the LLVM host JIT")
+    p.add_argument("--device", "-d", default=None, metavar="NAME", help=device_help())
     p.add_argument("--max-steps", type=positive_int, default=None, metavar="N",
                    help="watchdog step budget, at least 1 (default: the executor's)")
     p.add_argument("--trace", action="append", default=[], metavar="BLOCK:THREAD",
@@ -88,6 +87,24 @@ def add_parser(sub, fmt) -> None:
                    help="print one JSON object: the launch, its statistics and the arrays after it (or the error)")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
     p.set_defaults(func=cmd_run)
+
+
+def device_help(extra: str = "", default: str = "{ref}, or $PTXVM_DEVICE") -> str:
+    """--device's help: every registered executor (the registry is light: no numpy, no llvmlite)."""
+    from .driver import executors
+    listed = "; ".join(f"{e.name} = {e.summary}" for e in map(executors.get, executors.names()))
+    return f"executor: {listed}{extra} (default: {default.format(ref=executors.names()[0])})"
+
+
+def resolve_device(name: str, flag: str = "--device"):
+    """The registered executor ``name`` (ArgError listing them if none) with its packages
+    installed (MissingPackage naming the package otherwise)."""
+    from .driver import executors
+    try:
+        executors.get(name)
+    except executors.UnknownExecutor:
+        raise ArgError(f"{flag} `{name}`: no such executor; registered: {', '.join(executors.names())}") from None
+    return executors.require(name, f"{flag} {name}")
 
 
 def add_launch_options(p, *, defaults: bool) -> None:
@@ -340,24 +357,6 @@ def parse_dims_index(text: str) -> tuple[int, ...]:
     return dims
 
 
-def require_llvmlite(device: str | None) -> None:
-    """The host JIT needs llvmlite: say so (and how to get it) instead of an ImportError."""
-    if device != "cpu":
-        return
-    try:
-        import llvmlite  # noqa: F401
-    except ImportError:
-        raise MissingPackage("llvmlite", "--device cpu compiles the kernel with LLVM") from None
-
-
-class MissingPackage(PtxError):
-    """An optional Python package a command needs is not installed (exit 1)."""
-
-    def __init__(self, package: str, why: str) -> None:
-        super().__init__(f"{why}, which needs the Python package `{package}`; it is not installed: "
-                         f"pip install {package}")
-
-
 # ------------------------------------------------------------------ output
 
 def _preview(a) -> str:
@@ -421,6 +420,9 @@ def _run(args) -> int:
     import numpy as np
 
     from .driver import Module
+    from .driver.api import default_launch_device
+    device = args.device or default_launch_device()
+    measures_steps = resolve_device(device).capabilities.measures_steps
     mod = Module.from_file(args.file)
     name = resolve_kernel(list(mod.kernels), args.kernel, args.file)
     k = mod.get_function(name)
@@ -429,19 +431,16 @@ def _run(args) -> int:
     shared = check_shared(args.shared)
     check_args(name, k.params, values, args.arg)
     trace = [_trace_spec(spec) for spec in args.trace]
-    from .driver.api import default_launch_device
-    device = args.device or default_launch_device()
-    require_llvmlite(device)
     t = time.perf_counter()
     stats = k(grid, block, values, shared_mem=shared, max_steps=args.max_steps, trace=trace, device=device)
     dt = time.perf_counter() - t
     arrays = {f"arg{i}": v for i, v in enumerate(values) if isinstance(v, np.ndarray)}
     if args.json:
-        _print_json(args, name, k, (grid, block, shared, device), stats, dt, values)
+        _print_json(args, name, k, (grid, block, shared, device, measures_steps), stats, dt, values)
     elif not args.quiet:
-        # Steps (one instruction for a group of threads) exist only on the interpreter; the JIT
-        # runs threads one by one and has none to count.
-        steps = (f"{stats.steps:,} steps, {stats.divergent_steps:,} divergent" if device == "interp"
+        # Steps (one instruction for a group of threads) exist only where the executor counts
+        # them (the interpreter); the JIT runs threads one by one and has none to count.
+        steps = (f"{stats.steps:,} steps, {stats.divergent_steps:,} divergent" if measures_steps
                  else "steps n/a")
         print(f"{kernel_label(name)}\n{base_name(name)}<<<{grid}, {block}>>>: {stats.instructions:,} "
               f"thread-instructions in {dt:.3f} s ({steps}, "
@@ -459,7 +458,7 @@ def _run(args) -> int:
 
 def _print_json(args, name, k, launch, stats, dt, values) -> None:
     import numpy as np
-    grid, block, shared, device = launch
+    grid, block, shared, device, measures_steps = launch
     out_args = []
     for i, (p, v) in enumerate(zip(k.params, values)):
         rec = {"index": i, "param": short_param(name, p.name), "type": p.type}
@@ -468,8 +467,8 @@ def _print_json(args, name, k, launch, stats, dt, values) -> None:
     doc = {"ok": True, "file": args.file, "kernel": name, "demangled": demangle(name), "device": device,
            "grid": list(grid), "block": list(block), "shared": shared,
            "stats": {"instructions": stats.instructions,
-                     "steps": stats.steps if device == "interp" else None,
-                     "divergent_steps": stats.divergent_steps if device == "interp" else None,
+                     "steps": stats.steps if measures_steps else None,
+                     "divergent_steps": stats.divergent_steps if measures_steps else None,
                      "batches": stats.batches, "seconds": round(dt, 6)},
            "args": out_args, "output": args.output}
     print(json.dumps(doc, indent=2))

@@ -31,28 +31,26 @@ from .. import limits
 from ..errors import LaunchError, PtxSyntaxError
 from ..ir import nodes as ir
 from ..ir.resources import check_resources
-from ..interp.executor import DEFAULT_MAX_STEPS, LaunchStats, param_block, prepare, run_kernel
-from ..interp.state import Geometry
-from .args import bind
+from ..interp.executor import LaunchStats
+from . import executors
 from .arrays import LAUNCH_LOCK, Device, DeviceArray, default_device, to_device  # noqa: F401
 
 MAX_THREADS_PER_BLOCK = 1024
 MAX_BLOCK = (1024, 1024, 64)              # CUDA: maxThreadsDim
 MAX_GRID = ((1 << 31) - 1, 65535, 65535)  # CUDA: maxGridSize
 
-# Executors a launch can run on (``device=``); the host JIT adds "cpu" when it is built.
-DEVICES: tuple[str, ...] = ("interp", "cpu")
-
 
 def default_launch_device() -> str:
-    """The executor a launch uses when it names none: ``$PTXVM_DEVICE``, else the interpreter."""
+    """The executor a launch uses when it names none: ``$PTXVM_DEVICE``, else the reference
+    executor (the interpreter)."""
     import os
-    return os.environ.get("PTXVM_DEVICE", "").strip() or "interp"
+    return os.environ.get("PTXVM_DEVICE", "").strip() or executors.names()[0]
 
 
 def available_devices() -> tuple[str, ...]:
-    """Names accepted by ``Kernel.__call__(..., device=...)`` in this build."""
-    return DEVICES
+    """Names ``Kernel.__call__(..., device=...)`` can run here: the registered executors whose
+    Python packages are installed (``executors.names()`` lists every registered one)."""
+    return executors.available()
 
 
 @dataclass(frozen=True)
@@ -188,17 +186,20 @@ class Kernel:
         """Launch; ``trace`` is an iterable of (block, thread) pairs (ints or 1-3 tuples) whose
         executed instructions are written to ``trace_out`` (default: stderr)."""
         args = _check_call(args, shared_mem, device, max_steps)
-        device = device or default_launch_device()
-        if device not in available_devices():
-            raise LaunchError(f"device `{device}` is not available; this build has: {', '.join(available_devices())}")
+        executor = executors.require(device or default_launch_device())
+        if trace and not executor.capabilities.trace:
+            able = " or ".join(f"device='{n}'" for n in executors.with_capability("trace"))
+            raise LaunchError(f"--trace/trace= needs {able}")
         g, b = self._geometry(grid, block)
         lim = limits.current()
         lim.check("shared_per_block", int(shared_mem), "the launch's dynamic shared memory (shared_mem)")
         if len(args) != len(self.params):
             sig = ", ".join(map(str, self.params))
             raise LaunchError(f"kernel `{self.name}` takes {len(self.params)} arguments ({sig}), got {len(args)}")
+        request = executors.LaunchRequest(self, g, b, args, int(shared_mem), max_steps,
+                                          _trace_ids(trace, g, b), trace_out)
         with LAUNCH_LOCK:
-            return self._launch(g, b, args, int(shared_mem), device, max_steps, trace, trace_out)
+            return executor.launch(request)
 
     def _geometry(self, grid, block) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
         g, b = _dim3(grid, "grid"), _dim3(block, "block")
@@ -217,61 +218,6 @@ class Kernel:
         limits.current().check("threads_per_grid", g[0] * g[1] * g[2] * tpb,
                                f"grid {g} of blocks {b} ({g[0] * g[1] * g[2]:,} blocks of {tpb} threads)")
         return g, b
-
-    def _program(self, dev: Device, shared_mem: int, device: str):
-        image = dev.image(self.module)
-        key = (self.name, shared_mem, device)
-        program = self.module._programs.get(key)
-        if program is None:
-            if device == "cpu":
-                from ..jit.executor import compile_kernel
-                program = compile_kernel(self.module.ir, self.ir, image, shared_mem)
-            else:
-                program = prepare(self.module.ir, self.ir, image, shared_mem)
-            self.module._programs[key] = program
-        return program
-
-    def _check_cta(self, program, b: tuple[int, int, int], shared_mem: int) -> None:
-        """Static + dynamic shared, and the memory one CTA needs, before a batch is made."""
-        sym = program.symbols
-        lim = limits.current()
-        lim.check("shared_per_block", sym.shared_bytes,
-                  f"kernel `{self.name}`'s shared memory ({sym.shared_bytes - shared_mem:,} static + "
-                  f"{shared_mem:,} dynamic bytes)")
-        tpb = b[0] * b[1] * b[2]
-        lim.check("batch_memory", tpb * sym.local_bytes + sym.shared_bytes,
-                  f"one block of {tpb} threads of kernel `{self.name}` ({sym.local_bytes:,} bytes of "
-                  f".local per thread, {sym.shared_bytes:,} of .shared)")
-
-    def _launch(self, g, b, args: tuple, shared_mem: int, device: str, max_steps, trace, trace_out) -> LaunchStats:
-        dev = default_device()
-        program = self._program(dev, shared_mem, device)
-        self._check_cta(program, b, shared_mem)
-        if device == "cpu" and trace:
-            raise LaunchError("--trace/trace= needs device='interp'")
-        with dev.memory.holding():
-            binding = bind(dev, self.params, args, share=device == "interp")
-            try:
-                params = param_block(self.ir, program.symbols, binding.raw)
-                stats = LaunchStats()
-                try:
-                    if device == "cpu":
-                        from ..jit.executor import run_kernel as run_jit
-                        run_jit(program, Geometry(g, b), dev.memory, params, shared_mem,
-                                max_steps or DEFAULT_MAX_STEPS, stats=stats)
-                    else:
-                        run_kernel(program, Geometry(g, b), dev.memory, params, shared_mem,
-                                   max_steps or DEFAULT_MAX_STEPS, stats=stats,
-                                   trace=_trace_ids(trace, g, b), out=trace_out)
-                finally:
-                    self.stats = stats
-            finally:
-                wrote_readonly = binding.finish(dev)
-        if wrote_readonly:
-            raise LaunchError(f"the kernel wrote to read-only numpy argument(s) "
-                              f"{', '.join(f'`{n}`' for n in wrote_readonly)}; pass writable arrays "
-                              "to receive the writes")
-        return stats
 
 
 def _trace_ids(trace, grid: tuple[int, int, int], block: tuple[int, int, int]) -> frozenset[int] | None:

@@ -12,9 +12,9 @@ argument) and where they came from. A golden file is one ``.npz``:
     arg0 ...    the arguments before the launch (scalars as 0-d arrays)
     out0 ...    the final contents of each array argument
 
-Executors: the names ``ptxvm.driver.available_devices()`` lists (the
-interpreter, the host JIT when built) run through ``Kernel(..., device=name)``;
-``cuda`` runs on a real NVIDIA GPU (``ptxvm.testing.gpu``).
+Executors: the names the executor registry ``ptxvm.driver.executors`` lists (the
+interpreter, the host JIT with llvmlite, any registered one) run through
+``Kernel(..., device=name)``; ``cuda`` runs on a real NVIDIA GPU (``ptxvm.testing.gpu``).
 """
 
 from __future__ import annotations
@@ -188,21 +188,26 @@ def _host_args(launch: Launch) -> list:
 
 def executors() -> tuple[str, ...]:
     """Every executor name this build knows (available or not)."""
-    from ..driver.api import available_devices
-    return tuple(available_devices()) + GPU_EXECUTORS
+    from ..driver import executors as registry
+    return registry.names() + GPU_EXECUTORS
 
 
 def check_executor(name: str) -> None:
     """Raise ExecutorUnavailable unless ``name`` can run here (GPUs are probed on first use)."""
+    from ..driver import executors as registry
     if name not in executors():
-        from ..driver.api import available_devices
         raise ExecutorUnavailable(f"executor `{name}` is not available in this build; it has "
-                                  + ", ".join(available_devices())
+                                  + ", ".join(registry.names())
                                   + " (and `cuda` where an NVIDIA GPU with CuPy or cuda-python exists)")
     if name in GPU_EXECUTORS:
         from .gpu import NO_GPU, backend
         if backend() is None:
             raise ExecutorUnavailable(NO_GPU)
+        return
+    try:
+        registry.require(name)
+    except registry.MissingPackage as e:
+        raise ExecutorUnavailable(f"executor `{name}` is not available: {e.message}") from None
 
 
 def run(launch: Launch, executor: str, *, max_steps: int | None = None

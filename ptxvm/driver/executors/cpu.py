@@ -1,0 +1,25 @@
+"""`cpu`: the LLVM host JIT (the lifted kernel compiled for this CPU, run by host threads)."""
+
+from __future__ import annotations
+
+from . import Capabilities, Executor, LaunchRequest, register
+
+
+def _launch(request: LaunchRequest):
+    from ...jit.executor import compile_kernel, run_kernel
+    from ..hostlaunch import HostBackend, launch_on_host
+
+    def run(program, geometry, memory, params, max_steps, stats):
+        run_kernel(program, geometry, memory, params, request.shared_mem, max_steps, stats=stats)
+
+    # The JIT gets device copies of numpy arguments, copied back after the launch.
+    return launch_on_host(request, HostBackend("cpu", compile_kernel, run, share_arrays=False))
+
+
+EXECUTOR = register(Executor(
+    "cpu", "the LLVM host JIT, compiled for this CPU",
+    # Not deterministic: CTAs run on several host threads, so atomics of different CTAs land in
+    # a varying order. No steps: it runs threads one by one, there are no group steps to count.
+    Capabilities(host_cpu=True, packages=("llvmlite",), needs_why="compiles the kernel with LLVM",
+                 deterministic=False, measures_steps=False, trace=False, printf=True, heap=True, warp=True),
+    _launch))

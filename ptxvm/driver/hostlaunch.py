@@ -1,0 +1,76 @@
+"""What the executors that run in this process share: the driver's device memory and module
+image, the program cache, the CTA memory check, argument binding, the `.param` block and
+copying results back. An executor here supplies only how to prepare a program and run it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from .. import limits
+from ..errors import LaunchError
+from ..interp.executor import DEFAULT_MAX_STEPS, LaunchStats, param_block
+from ..interp.state import Geometry
+from .args import bind
+from .arrays import default_device
+from .executors import LaunchRequest
+
+
+@dataclass(frozen=True)
+class HostBackend:
+    key: str                       # the program cache key (the executor's name)
+    # prepare(module IR, kernel IR, module image, dynamic shared bytes) -> program with .symbols
+    prepare: Callable[..., Any]
+    # run(program, geometry, memory, params, max_steps, stats): the launch, filling stats
+    run: Callable[..., None]
+    share_arrays: bool             # works on writable numpy arguments in place (else copies)
+
+
+def launch_on_host(request: LaunchRequest, backend: HostBackend) -> LaunchStats:
+    """Prepare (cached per module), check one CTA's memory, bind the arguments, run, copy back.
+    ``request.kernel.stats`` holds this launch's statistics, also after a fault."""
+    kernel = request.kernel
+    dev = default_device()
+    program = _program(kernel, dev, request.shared_mem, backend)
+    _check_cta(kernel.name, program, request.block, request.shared_mem)
+    with dev.memory.holding():
+        binding = bind(dev, kernel.params, request.args, share=backend.share_arrays)
+        try:
+            params = param_block(kernel.ir, program.symbols, binding.raw)
+            stats = LaunchStats()
+            try:
+                backend.run(program, Geometry(request.grid, request.block), dev.memory, params,
+                            request.max_steps or DEFAULT_MAX_STEPS, stats)
+            finally:
+                kernel.stats = stats
+        finally:
+            wrote_readonly = binding.finish(dev)
+    if wrote_readonly:
+        raise LaunchError(f"the kernel wrote to read-only numpy argument(s) "
+                          f"{', '.join(f'`{n}`' for n in wrote_readonly)}; pass writable arrays "
+                          "to receive the writes")
+    return stats
+
+
+def _program(kernel, dev, shared_mem: int, backend: HostBackend):
+    image = dev.image(kernel.module)
+    key = (kernel.name, shared_mem, backend.key)
+    program = kernel.module._programs.get(key)
+    if program is None:
+        program = backend.prepare(kernel.module.ir, kernel.ir, image, shared_mem)
+        kernel.module._programs[key] = program
+    return program
+
+
+def _check_cta(name: str, program, b: tuple[int, int, int], shared_mem: int) -> None:
+    """Static + dynamic shared, and the memory one CTA needs, before a batch is made."""
+    sym = program.symbols
+    lim = limits.current()
+    lim.check("shared_per_block", sym.shared_bytes,
+              f"kernel `{name}`'s shared memory ({sym.shared_bytes - shared_mem:,} static + "
+              f"{shared_mem:,} dynamic bytes)")
+    tpb = b[0] * b[1] * b[2]
+    lim.check("batch_memory", tpb * sym.local_bytes + sym.shared_bytes,
+              f"one block of {tpb} threads of kernel `{name}` ({sym.local_bytes:,} bytes of "
+              f".local per thread, {sym.shared_bytes:,} of .shared)")
