@@ -22,12 +22,11 @@ Run once per function, after its body is lowered (``AmdgpuHooks.finish_function`
    ordered access the rewrite cannot find is an error, never a plain load (a spin-wait
    hoisted out of its loop would hang on the GPU).
 4. **Unobservable NaN canonicalisation.**  Every f32 result is made the canonical NaN
-   ``0x7fffffff`` when it is a NaN (two instructions).  A register whose every read feeds
-   only ``fcmp`` or f32 arithmetic that itself makes its result canonical (add, sub, mul,
-   div, fma) never shows a NaN's bits: whatever NaN it holds, those consumers give the same
-   results.  Its writes store the raw result; the bits of chained arithmetic (a stencil's
-   sum) are canonicalised once, where they leave it.  f64 is left alone (its NaN policy
-   passes an input NaN's payload on).
+   ``0x7fffffff`` when it is a NaN (two instructions).  Into a register that only f32
+   arithmetic with canonical results or comparisons read (``passes.nan_blind``, the rule the
+   host JIT uses too) the stores keep the raw result (``lift.nan``); the bits of chained
+   arithmetic (a stencil's sum) are canonicalised once, where they leave it.  f64 is left
+   alone (its NaN policy passes an input NaN's payload on).
 5. **Dead values.**  Casts, address arithmetic, comparisons, selects, plain loads and the
    allocas of registers the function never mentions, that nothing uses (the flat pointers replaced in 2., the selects of 4.) are removed before
    the module is printed: LLVM would drop them, but printing and parsing them costs time.
@@ -42,6 +41,7 @@ from llvmlite import ir
 from llvmlite.ir import instructions as llins
 
 from ..errors import CodegenError
+from ..lift.nan import defer_nan_canonicalisation
 from .atomics import LLVM_ORDER, scope_of
 from .llvm_ext import (
     PRIVATE,
@@ -64,7 +64,7 @@ def run(hooks: AmdgpuHooks, fl: FunctionLowering) -> None:
     _by_value_params(hooks, fl, instrs)
     _private_allocas(fl, instrs)
     _memory_accesses(hooks, fl, instrs)
-    _unobserved_nan_canonicalisation(instrs)
+    defer_nan_canonicalisation(fl)
     _drop_dead_values(fl)
 
 
@@ -239,97 +239,6 @@ def _order(fl: FunctionLowering, i: ir.Instruction, acc: Access) -> None:
         ordering, scope = LLVM_ORDER[sem], scope_of(acc.ins, acc.space, default="sys")
     i.__class__ = OrderedLoad if is_load else OrderedStore
     i.ordering, i.scope = ordering, scope
-
-
-# ---------------------------------------------------------------------- 4. NaN canonicalisation
-
-_F32 = ir.FloatType()
-_I32 = ir.IntType(32)
-_CANON_F32 = 0x7FFFFFFF
-_CANONICALISING = frozenset({"fadd", "fsub", "fmul", "fdiv"})
-_CANONICALISING_CALLS = frozenset({"llvm.fma.f32", "llvm.fmuladd.f32"})
-
-
-def _is_cast(v: ir.Value, src: ir.Type, dst: ir.Type) -> bool:
-    return (isinstance(v, llins.CastInstr) and v.opname == "bitcast" and v.type == dst
-            and v.operands[0].type == src)
-
-
-def _unobserved_nan_canonicalisation(instrs: list[ir.Instruction]) -> None:
-    users: dict[int, list[ir.Instruction]] = {}
-    for i in instrs:
-        for op in i.operands:
-            users.setdefault(id(op), []).append(i)
-
-    def uses(v: ir.Value) -> list[ir.Instruction]:
-        return users.get(id(v), [])
-
-    def canonical_select(s: ir.Value, raw: ir.Value) -> bool:
-        """``s = select (fcmp uno raw, raw), 0x7fffffff, bitcast raw``."""
-        if not isinstance(s, llins.SelectInstr):
-            return False
-        cond, fill, bits = s.operands
-        return (isinstance(cond, llins.FCMPInstr) and cond.op == "uno"
-                and cond.operands[0] is raw and cond.operands[1] is raw
-                and isinstance(fill, ir.Constant) and fill.type == _I32 and fill.constant == _CANON_F32
-                and _is_cast(bits, _F32, _I32) and bits.operands[0] is raw)
-
-    def canonicalised(c: ir.Instruction) -> bool:
-        """``c`` is f32 arithmetic whose result is NaN whenever an operand is, and whose bits are
-        only ever seen through its canonicalising select."""
-        if c.type != _F32:
-            return False
-        if isinstance(c, llins.CallInstr):
-            if getattr(c.callee, "name", None) not in _CANONICALISING_CALLS:
-                return False
-        elif not (type(c) is llins.Instruction and c.opname in _CANONICALISING):
-            return False
-        for u in uses(c):
-            if isinstance(u, llins.FCMPInstr) and u.op == "uno" and u.operands[0] is c and u.operands[1] is c:
-                continue
-            if _is_cast(u, _F32, _I32) and uses(u) and all(canonical_select(s, c) for s in uses(u)):
-                continue
-            return False
-        return True
-
-    def nan_blind(load: ir.Instruction) -> bool:
-        """Every use of the loaded bits reads them as an f32 for ``fcmp`` or canonicalised arithmetic."""
-        for b in uses(load):
-            if not _is_cast(b, _I32, _F32) or not uses(b):
-                return False
-            for u in uses(b):
-                if not (isinstance(u, llins.FCMPInstr) or canonicalised(u)):
-                    return False
-        return True
-
-    def raw_bits(v: ir.Value) -> ir.Value | None:
-        """For stored ``v = bitcast(bitcast(select canonical(raw)))``: the bits of ``raw``."""
-        if _is_cast(v, _F32, _I32) and _is_cast(v.operands[0], _I32, _F32):
-            s = v.operands[0].operands[0]
-            if isinstance(s, llins.SelectInstr):
-                bits = s.operands[2]
-                if _is_cast(bits, _F32, _I32) and canonical_select(s, bits.operands[0]):
-                    return bits
-        return None
-
-    for a in instrs:
-        if not isinstance(a, llins.AllocaInstr) or a.allocated_type != _I32:
-            continue
-        loads, stores = [], []
-        for u in uses(a):
-            if type(u) is llins.LoadInstr:
-                loads.append(u)
-            elif type(u) is llins.StoreInstr and u.operands[1] is a and u.operands[0] is not a:
-                stores.append(u)
-            else:
-                loads = []          # any other use (address taken): leave the register alone
-                break
-        if not loads or not all(nan_blind(ld) for ld in loads):
-            continue
-        for st in stores:
-            bits = raw_bits(st.operands[0])
-            if bits is not None:
-                st.replace_usage(st.operands[0], bits)
 
 
 # ---------------------------------------------------------------------- 5. dead values

@@ -22,6 +22,7 @@ from ..ir import nodes as ptx
 from ..ir.types import ScalarType
 from ..lift.function import I1, I8, I8P, I32, I64, FunctionLowering, resize
 from ..lift.hooks import TargetHooks, WarpView
+from ..lift.nan import defer_nan_canonicalisation
 from . import layout as L
 
 I32P, I64P = ir.PointerType(I32), ir.PointerType(I64)
@@ -253,7 +254,7 @@ class HostHooks(TargetHooks):
         fl.b.position_at_end(cont)
 
     def finish_function(self, fl: FunctionLowering) -> None:
-        _defer_nan_canonicalisation(fl)
+        defer_nan_canonicalisation(fl)
         fl.watchdog_sites = []            # a stretch without instructions: its report has no site
         if not fl.is_kernel:
             cost = self._frame_cost(fl)
@@ -863,95 +864,6 @@ def _shared_load_groups(body: ptx.Block, shared_bytes: int) -> dict[int, tuple[l
 
     scan(body)
     return groups
-
-
-# f32 instructions whose result does not depend on which NaN an operand is (the result of any
-# NaN operand is the canonical NaN, comparisons only test for NaN): operand count, destination first.
-_NAN_BLIND = {"add": 3, "sub": 3, "mul": 3, "fma": 4, "mad": 4, "setp": 3}
-
-
-def _registers_in(op) -> list[str]:
-    if isinstance(op, ptx.Register):
-        return [op.name]
-    if isinstance(op, ptx.Negated):
-        return _registers_in(op.operand)
-    if isinstance(op, ptx.Vector):
-        return [r for e in op.elements for r in _registers_in(e)]
-    if isinstance(op, ptx.Pair):
-        return [*_registers_in(op.first), *_registers_in(op.second)]
-    if isinstance(op, ptx.Address):
-        return [*_registers_in(op.base), *(r for e in op.extra for r in _registers_in(e))]
-    return []
-
-
-def _nan_blind_registers(body: ptx.Block) -> set[str]:
-    """Names of the registers that only f32 ``_NAN_BLIND`` instructions read (as sources), in a
-    function without calls (an inlined callee's registers are not scanned here)."""
-    blind: set[str] = set()
-    other: set[str] = set()
-
-    def scan(block: ptx.Block) -> bool:
-        for st in block.statements:
-            if isinstance(st, ptx.Block):
-                if not scan(st):
-                    return False
-                continue
-            if not isinstance(st, ptx.Instruction):
-                continue
-            if st.opcode == "call":
-                return False
-            n = _NAN_BLIND.get(st.opcode)
-            ok = n is not None and tuple(st.types) == (ScalarType.F32,)
-            if st.guard is not None:
-                other.add(st.guard.register.name)
-            for i, op in enumerate(st.operands):
-                if ok and i == 0:
-                    continue                                    # the destination
-                if ok and i < n and isinstance(op, ptx.Register) and op.component is None:
-                    blind.add(op.name)
-                else:
-                    other.update(_registers_in(op))
-        return True
-
-    return blind - other if scan(body) else set()
-
-
-def _defer_nan_canonicalisation(fl: FunctionLowering) -> None:
-    """An f32 result is stored as the canonical NaN (0x7fffffff) when it is a NaN.  Into a register
-    that only ``_NAN_BLIND`` instructions read, the canonicalisation cannot be observed (their
-    results are the same for any NaN operand, and canonicalised themselves), so the store keeps
-    the raw value: no compare and select on an accumulator's dependency chain (fma loops)."""
-    names = _nan_blind_registers(fl.fn.body)
-    if not names:
-        return
-    slots = {id(slot) for key, (slot, _t) in fl.regs.items() if key.rsplit("#", 1)[0] in names}
-    for blk in fl.llfn.blocks:
-        for ins in blk.instructions:
-            if not (isinstance(ins, ir.StoreInstr) and id(ins.operands[1]) in slots):
-                continue
-            raw = _canonicalised_bits(ins.operands[0])
-            if raw is not None:
-                ins.replace_usage(ins.operands[0], raw)
-
-
-def _canonicalised_bits(v: ir.Value) -> ir.Value | None:
-    """For ``bitcast(bitcast(select(fcmp uno r, r; 0x7fffffff; bitcast r)))`` as ``nan_policy``
-    builds it for f32 (stored as i32 bits): the raw ``bitcast r`` (i32); else None."""
-    for _ in range(2):
-        if not (isinstance(v, ir.CastInstr) and v.opname == "bitcast"):
-            return None
-        v = v.operands[0]
-    if not isinstance(v, ir.SelectInstr):
-        return None
-    cond, fill, raw = v.operands
-    if not (isinstance(cond, ir.FCMPInstr) and cond.op == "uno" and cond.operands[0] is cond.operands[1]):
-        return None
-    if not (isinstance(fill, ir.Constant) and fill.type == I32 and fill.constant == 0x7FFFFFFF):
-        return None
-    if not (isinstance(raw, ir.CastInstr) and raw.opname == "bitcast" and raw.operands[0] is cond.operands[0]
-            and raw.type == I32):
-        return None
-    return raw
 
 
 def _live_allocas(fn: ir.Function, slots: set[int], edges: dict[int, int],

@@ -125,6 +125,7 @@ class FunctionLowering:
         self.ins: ptx.Instruction | None = None
         self.inline: list[tuple[str, ir.Block]] = []          # (label prefix, return block) per inlined call
         self.frames: list[tuple[str, ir.Value]] = []          # (function, frame-pointer register) for `.local`
+        self._inlined_keys: set[str] = set()                  # registers of callees lowered inline
 
     # ------------------------------------------------------------------ errors
     def unsupported(self, ins: ptx.Instruction, why: str) -> UnsupportedError:
@@ -140,6 +141,14 @@ class FunctionLowering:
             slot = self._alloca_b.alloca(storage_type(d.type), name=name.lstrip("%").replace("%", ""))
             self.regs[key] = (slot, d.type)
             self.scopes[-1][name] = key
+            if self.inline:
+                self._inlined_keys.add(key)
+
+    def own_register_slots(self, names: frozenset[str] | set[str]) -> list[ir.Value]:
+        """The allocas of the registers named ``names`` that ``fn`` itself declares (in any of its
+        scopes; not those of callees lowered inline, whose names may repeat the caller's)."""
+        return [slot for key, (slot, _t) in self.regs.items()
+                if key not in self._inlined_keys and key.rsplit("#", 1)[0] in names]
 
     def register(self, op: ptx.Register) -> tuple[ir.Value, ScalarType] | None:
         name = op.name if op.component is None else None

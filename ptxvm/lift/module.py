@@ -15,6 +15,7 @@ from llvmlite import ir
 from ..errors import UnsupportedError
 from ..ir import nodes as ptx
 from ..ir.calls_check import check_calls
+from ..passes import NanBlindRegisters
 from .function import I8P, I32, FunctionLowering
 from .hooks import TargetHooks
 
@@ -60,6 +61,7 @@ class ModuleLowering:
         self.current: FunctionLowering | None = None
         self.symbols: list[str] = []            # module symbols whose addresses the launch supplies
         self.may_spin = _may_spin(module)        # could a thread wait for another without a barrier?
+        self.nan_blind = NanBlindRegisters(self.ptx_functions)    # per function, on first use
         self._atomics: bool | None = None
 
     def symbol_index(self, name: str) -> int | None:
