@@ -55,10 +55,9 @@ STORE:
 """
 
 
-@pytest.mark.parametrize("device", ["interp", "cpu"])
-def test_counted_barrier_waits_for_the_whole_warp(device) -> None:
+def test_counted_barrier_waits_for_the_whole_warp(executor) -> None:
     out = np.zeros(64, np.uint32)
-    ptxvm.Module(PTX)["k"](1, 64, [out], device=device)
+    ptxvm.Module(PTX)["k"](1, 64, [out], device=executor)
     t = np.arange(64)
     np.testing.assert_array_equal(out, (3 * ((t + 1) % 64) + 1).astype(np.uint32))
 
@@ -99,8 +98,7 @@ SKIP:
 """
 
 
-@pytest.mark.parametrize("device", ["interp", "cpu"])
-def test_partial_redux_waits_for_lanes_held_at_a_volatile_access(device) -> None:
+def test_partial_redux_waits_for_lanes_held_at_a_volatile_access(executor) -> None:
     """Fuzzer finding: lanes 0..18 reduce twice in a loop; between the reductions some lanes
     take a divergent path through a volatile shared load (a lockstep point on the JIT) while
     the others go round the loop to the second reduction. The second reduction must still
@@ -108,7 +106,7 @@ def test_partial_redux_waits_for_lanes_held_at_a_volatile_access(device) -> None
     the second; lanes 19..31 keep t + 1."""
     flags = np.array([t % 3 == 0 for t in range(32)], np.uint32)
     out = np.zeros(32, np.uint32)
-    ptxvm.Module(LOCKSTEP)["k"](1, 32, [out, flags], device=device)
+    ptxvm.Module(LOCKSTEP)["k"](1, 32, [out, flags], device=executor)
     first = sum(t + 1 for t in range(19))                  # every lane of the first redux gets it
     want = [(19 * first) % 2**32 if t < 19 else t + 1 for t in range(32)]
     assert out.tolist() == want
@@ -148,9 +146,8 @@ PART2:
 """
 
 
-@pytest.mark.parametrize("device", ["interp", "cpu"])
 @pytest.mark.parametrize("second", ["activemask", "redux"])
-def test_lanes_run_ahead_wait_for_the_membermask(device, second) -> None:
+def test_lanes_run_ahead_wait_for_the_membermask(executor, second) -> None:
     """Fuzzer finding: lane 0 stops at a vote of its own (membermask 1) while lane 1 goes round
     the loop to the next `activemask` / `redux.sync` with membermask 3. Lane 0 must take part in
     that one too: the vote (its membermask complete) runs first, then both lanes meet. The
@@ -161,7 +158,7 @@ def test_lanes_run_ahead_wait_for_the_membermask(device, second) -> None:
         body = body.replace("activemask.b32 %r0;", "add.u32 %r6, %r1, 1;\n  redux.sync.add.u32 %r0, %r6, 3;")
     body = body.replace("  MASKED\n", "")
     out = np.zeros(32, np.uint32)
-    ptxvm.Module(body)["k"](1, 32, [out], device=device)
+    ptxvm.Module(body)["k"](1, 32, [out], device=executor)
     assert out.tolist()[:2] == [3, 3] and not out[2:].any()
 
 
@@ -211,12 +208,11 @@ FUNC = """.func (.param .b32 r) f(.param .b32 a)
 }"""
 
 
-@pytest.mark.parametrize("device", ["interp", "cpu"])
 @pytest.mark.parametrize("func_first", [True, False])
-def test_lanes_that_branch_around_a_call_wait_for_it_before_a_warp_instruction(device, func_first) -> None:
+def test_lanes_that_branch_around_a_call_wait_for_it_before_a_warp_instruction(executor, func_first) -> None:
     text = CALL_THEN_ACTIVEMASK.format(func_first=FUNC if func_first else
                                        ".func (.param .b32 r) f(.param .b32 a);",
                                        func_last="" if func_first else FUNC)
     out = np.zeros(64, np.uint32)
-    ptxvm.Module(text, "call_join.ptx")["k"](1, 64, (out,), device=device)
+    ptxvm.Module(text, "call_join.ptx")["k"](1, 64, (out,), device=executor)
     assert [hex(v) for v in out] == ["0xffffffff"] * 64

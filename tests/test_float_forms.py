@@ -30,7 +30,6 @@ import pytest
 
 import ptxvm
 
-DEVICES = ["interp", "cpu"]
 CANON = 0x7FFFFFFF
 SIGN = 0x80000000
 
@@ -169,11 +168,10 @@ def _three_input_forms():
     return forms
 
 
-@pytest.mark.parametrize("device", DEVICES)
-def test_minmax_two_inputs_match_model(device) -> None:
+def test_minmax_two_inputs_match_model(executor) -> None:
     forms = _two_input_forms()
     triples = [(x, y, 0) for x in VALS for y in VALS]
-    got = _run([f[0] for f in forms], triples, device)
+    got = _run([f[0] for f in forms], triples, executor)
     for (x, y, _), row in zip(triples, got):
         for (body, kw), r in zip(forms, row):
             kw = dict(kw)
@@ -185,11 +183,10 @@ SMALL = [0x00000000, 0x80000000, _bits(1.0), _bits(-1.0), _bits(-3.0), 0x7F80000
          0x7FC00000, 0xFFC00001, 0x80000001]
 
 
-@pytest.mark.parametrize("device", DEVICES)
-def test_minmax_three_inputs_match_model(device) -> None:
+def test_minmax_three_inputs_match_model(executor) -> None:
     forms = _three_input_forms()
     triples = list(itertools.product(SMALL, SMALL, SMALL))
-    got = _run([f[0] for f in forms], triples, device)
+    got = _run([f[0] for f in forms], triples, executor)
     for (x, y, z), row in zip(triples, got):
         for (body, kw), r in zip(forms, row):
             kw = dict(kw)
@@ -231,10 +228,9 @@ HAND = [
 ]
 
 
-@pytest.mark.parametrize("device", DEVICES)
-def test_minmax_hand_worked(device) -> None:
+def test_minmax_hand_worked(executor) -> None:
     for body, a, b, c, want in HAND:
-        (row,) = _run([body], [(a, b, c)], device)
+        (row,) = _run([body], [(a, b, c)], executor)
         assert row[0] == want, (body, hex(a), hex(b), hex(c), hex(row[0]), hex(want))
         # the model agrees with the hand-worked value
         op = body.split(".")[0]
@@ -284,13 +280,12 @@ def _tf32_forms():
     return forms
 
 
-@pytest.mark.parametrize("device", DEVICES)
-def test_cvt_tf32_rn_rz_match_model(device) -> None:
+def test_cvt_tf32_rn_rz_match_model(executor) -> None:
     import random
     rng = random.Random(11)
     xs = TF32_VALS + [rng.getrandbits(32) for _ in range(300)]
     forms = _tf32_forms()
-    got = _run([f[0] for f in forms], [(x, 0, 0) for x in xs], device)
+    got = _run([f[0] for f in forms], [(x, 0, 0) for x in xs], executor)
     for x, row in zip(xs, got):
         for (body, kw), r in zip(forms, row):
             want = model_tf32(x, **kw)
@@ -318,9 +313,8 @@ TF32_HAND = [
 ]
 
 
-@pytest.mark.parametrize("device", DEVICES)
-def test_cvt_tf32_hand_worked(device) -> None:
-    got = _run([h[0] for h in TF32_HAND], [(h[1], 0, 0) for h in TF32_HAND], device)
+def test_cvt_tf32_hand_worked(executor) -> None:
+    got = _run([h[0] for h in TF32_HAND], [(h[1], 0, 0) for h in TF32_HAND], executor)
     for k, (body, x, want) in enumerate(TF32_HAND):
         r = got[k][k]
         assert r == want, (body, hex(x), hex(r), hex(want))

@@ -299,15 +299,13 @@ FORMERLY_WRONG = [
 ]
 
 
-@pytest.mark.parametrize("device", ["interp", "cpu"])
 @pytest.mark.parametrize("what,body,inputs,outputs,expected", FORMERLY_WRONG,
                          ids=[k[0] for k in FORMERLY_WRONG])
-def test_formerly_wrong_forms_follow_the_isa(what, body, inputs, outputs, expected, device) -> None:
-    assert _one(body, R3, inputs, outputs, device) == expected
+def test_formerly_wrong_forms_follow_the_isa(what, body, inputs, outputs, expected, executor) -> None:
+    assert _one(body, R3, inputs, outputs, executor) == expected
 
 
-@pytest.mark.parametrize("device", ["interp", "cpu"])
-def test_f32x2_and_mixed_precision_against_numpy(device) -> None:
+def test_f32x2_and_mixed_precision_against_numpy(executor) -> None:
     """Random finite operands: .f32x2 is two independent f32 operations (numpy float32 is IEEE
     round-to-nearest-even), mixed precision converts the f16 source exactly (numpy float16)."""
     rng = np.random.default_rng(11)
@@ -318,11 +316,11 @@ def test_f32x2_and_mixed_precision_against_numpy(device) -> None:
         for op, fn in (("add", np.add), ("sub", np.subtract), ("mul", np.multiply)):
             got = _one(f"{op}.rn.f32x2 %d2, %d0, %d1;", R3,
                        [("%d0", "b64", pair(x[0], x[1])), ("%d1", "b64", pair(x[2], x[3]))], [("%d2", "b64")],
-                       device)
+                       executor)
             assert got == [pair(fn(x[0], x[2]), fn(x[1], x[3]))], op
         got = _one("add.f32.f16 %r1, %h0, %r0;", R3,
                    [("%h0", "b16", int(np.array(h).view(np.uint16))), ("%r0", "b32", int(x[0].view(np.uint32)))],
-                   [("%r1", "b32")], device)
+                   [("%r1", "b32")], executor)
         assert got == [int((np.float32(h) + x[0]).view(np.uint32))]
 
 

@@ -18,16 +18,16 @@ from test_interp_kernels import VARIANTS, _tree_sum, kernel
 RNG = np.random.default_rng(20261130)
 
 
-@pytest.fixture(autouse=True, params=["interp", "cpu"])
-def device(request, monkeypatch):
+@pytest.fixture(autouse=True)
+def device(request, executor, monkeypatch):
     variant = getattr(request.node, "callspec", None) and request.node.callspec.params.get("variant")
     if os.environ.get("PTXVM_DEVICE") == "cpu":      # the slow suite: everything on the JIT
-        if request.param == "interp":
+        if executor == "interp":
             pytest.skip("this run is the interpreter's suite on the JIT")
-    elif request.param == "cpu" and variant not in (None, "sm80"):
+    elif executor == "cpu" and variant not in (None, "sm80"):
         pytest.skip("the other nvcc variants run on the JIT in the slow suite (test_jit.py)")
-    monkeypatch.setenv("PTXVM_DEVICE", request.param)
-    return request.param
+    monkeypatch.setenv("PTXVM_DEVICE", executor)
+    return executor
 F32 = np.float32
 
 

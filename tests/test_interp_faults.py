@@ -127,8 +127,7 @@ GLOBAL_INIT = """.version 8.0
 """
 
 
-@pytest.mark.parametrize("device", ["interp", "cpu"])
-def test_each_module_reads_its_own_globals_after_others_died(device):
+def test_each_module_reads_its_own_globals_after_others_died(executor):
     """The device kept module images by id(module): a new Module that reused a dead one's id
     read the dead module's `.global g` (14 of 30 here). Each module must see its initialiser."""
     import gc
@@ -136,7 +135,7 @@ def test_each_module_reads_its_own_globals_after_others_died(device):
     for v in range(12):
         m = ptxvm.Module(GLOBAL_INIT.format(v=v), f"g{v}.ptx")
         out = np.zeros(1, np.uint32)
-        m["k"](1, 1, (out,), device=device)
+        m["k"](1, 1, (out,), device=executor)
         seen.append(int(out[0]))
         del m
         gc.collect()

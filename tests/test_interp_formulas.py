@@ -347,8 +347,7 @@ DONE:
 """
 
 
-@pytest.mark.parametrize("device", ["interp", "cpu"])
-def test_host_arrays_alias_only_when_separate(device) -> None:
+def test_host_arrays_alias_only_when_separate(executor) -> None:
     """A read-only input is copied, not shared. (One array passed twice aliases, as device
     memory does: tests/test_driver_safety.py; an in-place reversal would be a race.)"""
     n = 9                                                   # 18 bytes: not a multiple of 16
@@ -356,14 +355,13 @@ def test_host_arrays_alias_only_when_separate(device) -> None:
     src = np.arange(n, dtype=np.uint16)
     src.flags.writeable = False                             # read-only input: copied, not shared
     dst = np.zeros(n, np.uint16)
-    mod["k"](1, 32, [src, dst, n], device=device)
+    mod["k"](1, 32, [src, dst, n], device=executor)
     np.testing.assert_array_equal(dst, np.arange(n, dtype=np.uint16)[::-1] + 1)
 
 
-@pytest.mark.parametrize("device", ["interp", "cpu"])
-def test_a_write_to_a_read_only_argument_is_an_error(device) -> None:
+def test_a_write_to_a_read_only_argument_is_an_error(executor) -> None:
     a = np.arange(9, dtype=np.uint16)
     a.flags.writeable = False
     with pytest.raises(ptxvm.LaunchError, match=r"read-only numpy argument\(s\) `dst`"):
-        ptxvm.Module(HEAD + REVERSE)["k"](1, 32, [np.arange(9, dtype=np.uint16), a, 9], device=device)
+        ptxvm.Module(HEAD + REVERSE)["k"](1, 32, [np.arange(9, dtype=np.uint16), a, 9], device=executor)
     np.testing.assert_array_equal(a, np.arange(9, dtype=np.uint16))

@@ -15,10 +15,10 @@ from ptxvm.driver.api import default_device
 from ptxvm.interp import heap
 
 
-@pytest.fixture(autouse=True, params=["interp", "cpu"])
-def device(request, monkeypatch):
-    monkeypatch.setenv("PTXVM_DEVICE", request.param)
-    return request.param
+@pytest.fixture(autouse=True)
+def device(executor, monkeypatch):
+    monkeypatch.setenv("PTXVM_DEVICE", executor)
+    return executor
 
 HEAD = """.version 8.0
 .target sm_80

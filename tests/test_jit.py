@@ -168,15 +168,14 @@ def test_cli_run_on_the_jit(tmp_path):
     assert np.array_equal(np.load(out)["arg2"], 2 * np.arange(64, dtype=np.float32))
 
 
-@pytest.mark.parametrize("device", ["interp", "cpu"])
-def test_atomic_float_add_follows_the_nan_policy(device):
+def test_atomic_float_add_follows_the_nan_policy(executor):
     """Found by the fuzzer: a NaN from atom.add.f32 is the canonical f32 NaN (PTX: "unspecified";
     ptxvm: 0x7fffffff like every f32 result), whichever operand was NaN (LLVM may commute a fadd)."""
     k = _kernel("ld.param.u64 %rd1, [p0];\nmov.b32 %r1, 0x7fc1fc00;\nmov.u32 %r2, %tid.x;\n"
                 "mul.wide.u32 %rd2, %r2, 4;\nadd.s64 %rd3, %rd1, %rd2;\n"
                 "atom.global.add.f32 %r3, [%rd3], %r1;\nret;")
     mem = np.array([0xFFFFFFF8, 0x3F800000], dtype=np.uint32)
-    k(1, 2, (mem,), device=device)
+    k(1, 2, (mem,), device=executor)
     assert [hex(int(x)) for x in mem] == ["0x7fffffff", "0x7fffffff"]
 
 
@@ -208,13 +207,12 @@ ret;
 """
 
 
-@pytest.mark.parametrize("device", ["interp", "cpu"])
-def test_fuzzer_findings(device):
+def test_fuzzer_findings(executor):
     """Two JIT disagreements the fuzzer found: a warp instruction after a divergent `nanosleep`
     takes the whole warp (the yielded lanes are not left out), and `setp.op.bool p|q, .., c`
     reads `c` before writing `p` when `c` is `p`."""
     out = np.zeros(32, np.uint32)
-    ptxvm.Module(FUZZ_FOUND)["k"](1, 32, (out,), device=device)
+    ptxvm.Module(FUZZ_FOUND)["k"](1, 32, (out,), device=executor)
     want = []
     for t in range(32):
         match = 0x55555555 if t % 2 == 0 else 0xAAAAAAAA          # lanes with equal (t & 1)
@@ -224,8 +222,7 @@ def test_fuzzer_findings(device):
     assert out.tolist() == want
 
 
-@pytest.mark.parametrize("device", ["interp", "cpu"])
-def test_const_space_reaches_only_const_memory(device):
+def test_const_space_reaches_only_const_memory(executor):
     """`ld.const` through a global buffer's address is an out-of-bounds const access on both executors."""
     text = HEAD + """.const .align 4 .b32 tab[4] = {7, 8, 9, 10};
 .visible .entry k(.param .u64 p)
@@ -241,7 +238,7 @@ ret;
 """
     x = np.zeros(4, np.uint32)
     with pytest.raises(ptxvm.KernelFault, match="out-of-bounds const access of 4 bytes") as e:
-        ptxvm.Module(text)["k"](1, 1, (x,), device=device)
+        ptxvm.Module(text)["k"](1, 1, (x,), device=executor)
     assert e.value.line == 12 and x[0] == 8
 
 

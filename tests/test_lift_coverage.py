@@ -47,19 +47,17 @@ ret;
 """
 
 
-@pytest.mark.parametrize("device", ["interp", "cpu"])
-def test_slct_and_brx_idx(device: str) -> None:
+def test_slct_and_brx_idx(executor: str) -> None:
     c = np.array([1.0, -1.0, 0.0, -0.0, np.nan, -1e-40, 1e-40, -5.0], np.float32)
     x = c.copy()
-    ptxvm.Module(SLCT_BRX)["k"](1, c.size, (x,), device=device)
+    ptxvm.Module(SLCT_BRX)["k"](1, c.size, (x,), device=executor)
     # slct: c >= 0 picks 10 (NaN fails the comparison; .ftz makes -1e-40 a -0, which is >= 0)
     picked = [10, 20, 10, 10, 20, 10, 10, 20]
     want = [p + 100 * (1 + i % 3) for i, p in enumerate(picked)]
     assert x.view(np.uint32).tolist() == want
 
 
-@pytest.mark.parametrize("device", ["interp", "cpu"])
-def test_brx_idx_past_the_list_traps(device: str) -> None:
+def test_brx_idx_past_the_list_traps(executor: str) -> None:
     text = SLCT_BRX.replace("rem.u32 %r3, %r1, 3;", "mov.u32 %r3, %r1;")
     with pytest.raises(ptxvm.TrapError, match="brx.idx"):
-        ptxvm.Module(text)["k"](1, 4, (np.zeros(4, np.float32),), device=device)
+        ptxvm.Module(text)["k"](1, 4, (np.zeros(4, np.float32),), device=executor)

@@ -17,7 +17,6 @@ from ptxvm.ir.resources import check_resources
 
 HEAD = ".version 7.0\n.target sm_70\n.address_size 64\n"   # 3 lines: declarations below are on line 4
 KERNEL = ".visible .entry k(.param .u64 p)\n{\n    ret;\n}\n"
-EXECUTORS = ("interp", "cpu")
 
 
 def _hint(name: str) -> str:
@@ -113,16 +112,15 @@ def kernel():
     return ptxvm.Module(HEAD + KERNEL)["k"]
 
 
-@pytest.mark.parametrize("device", EXECUTORS)
 @pytest.mark.parametrize("grid,message", [
     (1 << 40, "grid (1099511627776, 1, 1) has 1,099,511,627,776 in x; CUDA's limit is 2,147,483,647 "
               "(x, y, z at most 2,147,483,647, 65,535, 65,535)"),
     ((1, 65536), "grid (1, 65536, 1) has 65,536 in y; CUDA's limit is 65,535 "
                  "(x, y, z at most 2,147,483,647, 65,535, 65,535)"),
 ])
-def test_grid_beyond_cuda_limits(kernel, device, grid, message):
+def test_grid_beyond_cuda_limits(kernel, executor, grid, message):
     with pytest.raises(ptxvm.LaunchError) as e:
-        kernel(grid, 1, (0,), device=device)
+        kernel(grid, 1, (0,), device=executor)
     assert e.value.message == message
 
 
@@ -131,56 +129,51 @@ def test_block_z_beyond_cuda_limit(kernel):
         kernel(1, (1, 1, 65), (0,))
 
 
-@pytest.mark.parametrize("device", EXECUTORS)
-def test_grid_beyond_threads_per_grid(kernel, device):
+def test_grid_beyond_threads_per_grid(kernel, executor):
     t0 = time.perf_counter()
     with pytest.raises(ptxvm.ResourceError) as e:
-        kernel(((1 << 31) - 1, 65535), 1024, (0,), device=device)
+        kernel(((1 << 31) - 1, 65535), 1024, (0,), device=executor)
     assert time.perf_counter() - t0 < 5               # refused, not started
     assert e.value.message == (
         "grid (2147483647, 65535, 1) of blocks (1024, 1, 1) (140,735,340,806,145 blocks of 1024 threads) "
         "needs 144,112,988,985,492,480, more than ptxvm's limit of 4,294,967,296 " + _hint("threads_per_grid"))
 
 
-@pytest.mark.parametrize("device", EXECUTORS)
-def test_dynamic_shared_beyond_limit(kernel, device):
+def test_dynamic_shared_beyond_limit(kernel, executor):
     with pytest.raises(ptxvm.ResourceError) as e:
-        kernel(1, 1, (0,), shared_mem=100000000000, device=device)
+        kernel(1, 1, (0,), shared_mem=100000000000, device=executor)
     assert e.value.message == (
         "the launch's dynamic shared memory (shared_mem) needs 100,000,000,000 bytes (93.1 GiB), more than "
         "ptxvm's limit of 1,073,741,824 bytes (1 GiB) " + _hint("shared_per_block"))
 
 
-@pytest.mark.parametrize("device", EXECUTORS)
-def test_static_plus_dynamic_shared_beyond_limit(device):
+def test_static_plus_dynamic_shared_beyond_limit(executor):
     k = ptxvm.Module(HEAD + ".visible .entry k(.param .u64 p)\n{\n    .shared .b8 s[1000];\n    ret;\n}\n")["k"]
     limits.configure(shared_per_block=4096)
-    k(1, 1, (0,), shared_mem=3000, device=device)            # 1000 + 3000 fits
+    k(1, 1, (0,), shared_mem=3000, device=executor)            # 1000 + 3000 fits
     with pytest.raises(ptxvm.ResourceError, match=r"kernel `k`'s shared memory \(1,\d+ static \+ 3,500 dynamic "
                                                   r"bytes\) needs 4,\d+ bytes"):
-        k(1, 1, (0,), shared_mem=3500, device=device)
+        k(1, 1, (0,), shared_mem=3500, device=executor)
 
 
-@pytest.mark.parametrize("device", EXECUTORS)
-def test_one_block_beyond_batch_memory(device):
+def test_one_block_beyond_batch_memory(executor):
     # 1024 threads x 16 MiB of .local (each within local_per_thread) = 16 GiB for one CTA.
     k = ptxvm.Module(HEAD + ".visible .entry k(.param .u64 p)\n{\n    .local .b8 l[16777216];\n    ret;\n}\n")["k"]
     with pytest.raises(ptxvm.ResourceError) as e:
-        k(1, 1024, (0,), device=device)
+        k(1, 1024, (0,), device=executor)
     assert e.value.message.startswith(
         "one block of 1024 threads of kernel `k` (16,777,216 bytes of .local per thread, 0 of .shared) needs "
         "17,179,869,184 bytes (16 GiB), more than ptxvm's limit of 2,147,483,648 bytes (2 GiB) (batch_memory;")
 
 
-@pytest.mark.parametrize("device", EXECUTORS)
-def test_unsized_initialised_array_takes_the_initialiser_size(device):
+def test_unsized_initialised_array_takes_the_initialiser_size(executor):
     # PTX ISA §5.4.4: with an initialiser the array size may be omitted; 8 elements here.
     k = ptxvm.Module(HEAD + ".global .u32 a[] = {1, 2, 3, 4, 5, 6, 7, 8};\n"
                      ".visible .entry k(.param .u64 p)\n{\n    .reg .b64 %rd<3>;\n    .reg .b32 %r<2>;\n"
                      "    ld.param.u64 %rd1, [p];\n    mov.u64 %rd2, a;\n    ld.global.u32 %r1, [%rd2+28];\n"
                      "    st.global.u32 [%rd1], %r1;\n    ret;\n}\n")["k"]
     out = np.zeros(1, np.uint32)
-    k(1, 1, (out,), device=device)
+    k(1, 1, (out,), device=executor)
     assert out.tolist() == [8]
 
 
