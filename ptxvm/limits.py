@@ -36,6 +36,9 @@ class Limits:
     registers_per_function: int = 1 << 20  # declared registers of one kernel or function
     threads_per_grid: int = 1 << 32       # blocks x threads per block of one launch
     batch_memory: int = 2 << 30           # memory one batch of CTAs may use while it runs
+    # The watchdog: instructions one thread may run in a launch (an endless loop stops within
+    # seconds on the interpreter; a launch's max_steps= / --max-steps overrides it).
+    steps_per_thread: int = 500_000
 
     def check(self, name: str, asked: int, what: str, *, where: str = "") -> None:
         """Raise ``ResourceError`` unless ``asked`` fits the limit ``name``."""
@@ -49,7 +52,7 @@ class Limits:
 
 
 # Limits that count things rather than bytes.
-COUNTS = frozenset({"call_depth", "registers_per_function", "threads_per_grid"})
+COUNTS = frozenset({"call_depth", "registers_per_function", "threads_per_grid", "steps_per_thread"})
 
 
 def describe(n: int, size: bool = True) -> str:

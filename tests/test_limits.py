@@ -185,3 +185,21 @@ def test_translate_refuses_absurd_declarations_before_lifting():
     with pytest.raises(ptxvm.ResourceError, match=r"register file of kernel `k` \(`.reg` count\) needs 100,000,000"):
         compile_unlinked(body, "gfx90a", filename="big.ptx")
     assert time.perf_counter() - t0 < 5
+
+
+def test_the_watchdog_budget_is_a_limit_like_the_others(monkeypatch) -> None:
+    # steps_per_thread is the default max_steps of every launch (PTXVM_LIMIT_STEPS_PER_THREAD).
+    import numpy as np
+    from ptxvm import limits
+    k = ptxvm.Module(".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k() {\n"
+                     "L: bra L;\n}\n", "spin.ptx")["k"]
+    monkeypatch.setenv("PTXVM_LIMIT_STEPS_PER_THREAD", "1000")
+    limits.reset()
+    try:
+        assert limits.current().steps_per_thread == 1000
+        with pytest.raises(ptxvm.WatchdogError, match="budget of 1,000 steps"):
+            k((1,), (1,), ())
+    finally:
+        monkeypatch.delenv("PTXVM_LIMIT_STEPS_PER_THREAD")
+        limits.reset()
+    assert limits.current().steps_per_thread == 500_000

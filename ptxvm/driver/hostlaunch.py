@@ -10,7 +10,7 @@ from typing import Any
 
 from .. import limits
 from ..errors import LaunchError
-from ..interp.executor import DEFAULT_MAX_STEPS, LaunchStats, param_block
+from ..interp.executor import LaunchStats, param_block
 from ..interp.state import Geometry
 from .args import bind
 from .arrays import default_device
@@ -41,7 +41,7 @@ def launch_on_host(request: LaunchRequest, backend: HostBackend) -> LaunchStats:
             stats = LaunchStats()
             try:
                 backend.run(program, Geometry(request.grid, request.block), dev.memory, params,
-                            request.max_steps or DEFAULT_MAX_STEPS, stats)
+                            request.max_steps or limits.current().steps_per_thread, stats)
             finally:
                 kernel.stats = stats
         finally:
