@@ -426,3 +426,30 @@ def test_default_budget_stops_an_endless_loop_quickly():
     with pytest.raises(ptxvm.WatchdogError, match="budget of 500,000 steps"):
         _kernel(ENDLESS)(1, 1, (0,))
     assert time.perf_counter() - t < 15          # ~3 s alone; generous on a loaded machine
+
+
+def test_a_load_near_the_top_of_the_address_space_faults_beside_an_in_range_lane(executor) -> None:
+    # Lane 0 reads its array, lane 1 reads 0xfffffffffffffffc: `addr + 4` wrapped to 0 and the
+    # interpreter took it for in range (an IndexError traceback). Both lanes' access is checked.
+    src = """.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 p, .param .u64 q)
+{
+    .reg .b32 %r<4>;
+    .reg .b64 %rd<5>;
+    .reg .pred %p1;
+    ld.param.u64 %rd1, [p];
+    ld.param.u64 %rd4, [q];
+    mov.u32 %r1, %tid.x;
+    setp.eq.u32 %p1, %r1, 0;
+    selp.b64 %rd2, %rd1, -4, %p1;
+    ld.global.u32 %r2, [%rd2];
+    st.global.u32 [%rd4], %r2;
+    ret;
+}
+"""
+    k = ptxvm.Module(src, "top.ptx")["k"]
+    with pytest.raises(ptxvm.KernelFault) as e:
+        k((1,), (2,), (np.zeros(4, np.uint32), np.zeros(4, np.uint32)), device=executor)
+    assert e.value.thread == (1, 0, 0) and e.value.address == 0xFFFFFFFFFFFFFFFC and e.value.line == 14

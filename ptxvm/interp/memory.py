@@ -241,7 +241,9 @@ class DeviceMemory:
         ok = idx >= 0
         safe = np.where(ok, idx, 0)
         ends = np.asarray([a.end for a in allocs] or [0], dtype=np.uint64)
-        ok &= (addr + np.uint64(nbytes)) <= ends[safe]
+        # end - nbytes, not addr + nbytes: an address near 2**64 would wrap past the check.
+        end = ends[safe]
+        ok &= (end >= np.uint64(nbytes)) & (addr <= end - np.uint64(nbytes))
         if space == "const":
             ok &= np.asarray([a.space == "const" for a in allocs] or [False])[safe]
         if not ok.all():
