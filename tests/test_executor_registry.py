@@ -268,3 +268,14 @@ def test_info_lists_every_registered_executor(plugin, capsys):
     assert doc["executors"]["test:plugin"] == "available"
     assert doc["executor_capabilities"]["test:plugin"]["measures_steps"] is False
     assert doc["executor_capabilities"]["interp"]["reference"] is True
+
+
+def test_a_plugins_statistics_become_the_kernels():
+    """An executor that shares nothing with the host ones: what its launch returns is k.stats."""
+    mine = object()
+    executors.register(Executor("test:null", "returns at once", Capabilities(host_cpu=True), lambda request: mine))
+    try:
+        k = ptxvm.Module.from_file(VADD)["vector_add"]
+        assert k(1, N, _vadd_args(), device="test:null") is mine and k.stats is mine
+    finally:
+        executors.unregister("test:null")

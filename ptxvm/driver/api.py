@@ -199,7 +199,9 @@ class Kernel:
         request = executors.LaunchRequest(self, g, b, args, int(shared_mem), max_steps,
                                           _trace_ids(trace, g, b), trace_out)
         with LAUNCH_LOCK:
-            return executor.launch(request)
+            # Host executors set self.stats themselves, also when the launch faults.
+            self.stats = executor.launch(request)
+        return self.stats
 
     def _geometry(self, grid, block) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
         g, b = _dim3(grid, "grid"), _dim3(block, "block")
