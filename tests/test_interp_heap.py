@@ -312,3 +312,29 @@ def test_malloc_and_free_inside_functions_and_a_double_free_there_faults():
     assert e.value.message.startswith(f"double free of `malloc #{count + 41} (16 bytes)` at 0x")
     assert e.value.instruction == "call.uni free, (param0);" and e.value.space == "global"
     assert e.value.thread == (0, 0, 0)
+
+
+def test_malloc_past_the_device_memory_limit_returns_null(device) -> None:
+    # CUDA's malloc returns NULL when memory runs out; ptxvm's device_memory limit is where it
+    # runs out here (the ResourceError a host allocation gets must not escape from a kernel).
+    from ptxvm import limits
+    text = HEAD + """
+.visible .entry k(.param .u64 out)
+{
+  .reg .b64 %rd<4>;
+  ld.param.u64 %rd3, [out];
+  mov.u64 %rd1, 4096;
+""" + _call_malloc("%rd1", "%rd2") + """
+  st.global.u64 [%rd3], %rd2;
+  ret;
+}
+"""
+    k = ptxvm.Module(text, "oom.ptx")["k"]
+    out = np.full(1, 7, np.uint64)
+    used = default_device().memory.live_bytes()
+    limits.configure(device_memory=used + 1024)          # the 8-byte output fits, 4 KiB does not
+    try:
+        k((1,), (1,), (out,))
+    finally:
+        limits.reset()
+    assert out[0] == 0

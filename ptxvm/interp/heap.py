@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..errors import ResourceError
+
 from .memory import Allocation, DeviceMemory, MemoryFault
 
 HEAP_LIMIT = 8 << 20          # bytes, CUDA's default device heap size
@@ -41,14 +43,18 @@ def heap_of(memory: DeviceMemory) -> Heap:
 
 
 def malloc(memory: DeviceMemory, sizes: np.ndarray) -> np.ndarray:
-    """One block per lane, in lane order; 0 (NULL) for size 0 or when the heap is exhausted."""
+    """One block per lane, in lane order; 0 (NULL) for size 0 or when the heap (or the device
+    memory limit) is exhausted."""
     h = heap_of(memory)
     out = np.zeros(sizes.shape, dtype=np.uint64)
     for i, size in enumerate(int(s) for s in sizes):
         if size == 0 or h.used + size > HEAP_LIMIT:
             continue
+        try:
+            a = memory.alloc(size, f"malloc #{h.count + 1} ({size} bytes)")
+        except ResourceError:
+            continue           # device memory (ptxvm.limits) exhausted: NULL, as CUDA's malloc
         h.count += 1
-        a = memory.alloc(size, f"malloc #{h.count} ({size} bytes)")
         h.live[a.base] = a
         h.used += size
         out[i] = a.base
