@@ -41,7 +41,6 @@ KNOWN_DEBT = frozenset({
     ("jit", "interp"),                                   # memory map, heap, images
     ("amdgpu", "interp"),                                # encode_init
     ("ptxvm.jit.executor", "ptxvm.interp.ops.calls._format"),
-    ("ptxvm.jit.host", "ptxvm.lift.ops.memory._elements"),
     ("ptxvm.isa", "ptxvm.ir.types"),                     # the table decodes types: ir <-> isa
 })
 

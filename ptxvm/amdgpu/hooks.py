@@ -32,7 +32,7 @@ from .llvm_ext import (
     ptr,
     set_string_attributes,
 )
-from .memory import MemoryHooks, by_value_params
+from .memory import AmdFunctionState, MemoryHooks, amd_state, by_value_params
 from .targets import Target
 from .warp import WarpHooks
 
@@ -69,6 +69,9 @@ class AmdgpuHooks(MemoryHooks, WarpHooks, AtomicHooks, TargetHooks):
 
     def function_prefix_values(self, fl: FunctionLowering) -> list[ir.Value]:
         return []
+
+    def new_function_state(self, fl: FunctionLowering) -> AmdFunctionState:
+        return AmdFunctionState()
 
     def begin_function(self, fl: FunctionLowering) -> None:
         if fl.is_kernel:
@@ -129,9 +132,10 @@ class AmdgpuHooks(MemoryHooks, WarpHooks, AtomicHooks, TargetHooks):
             fl.b.ret(I32(_TRAPPED))
 
     def _trap_block(self, fl: FunctionLowering) -> ir.Block:
-        blk = getattr(fl, "amdgpu_trap", None)
+        st = amd_state(fl)
+        blk = st.trap
         if blk is None:
-            blk = fl.amdgpu_trap = fl.new_block("trap")
+            blk = st.trap = fl.new_block("trap")
             b = ir.IRBuilder(blk)
             call(b, "llvm.trap", VOID, [])
             b.unreachable()
@@ -231,49 +235,15 @@ class AmdgpuHooks(MemoryHooks, WarpHooks, AtomicHooks, TargetHooks):
         nx, ny = self.ntid(fl, 0), self.ntid(fl, 1)
         return b.add(x, b.mul(nx, b.add(y, b.mul(ny, z))))
 
+    def lane_id(self, fl: FunctionLowering) -> ir.Value:
+        return self.lane_in_warp(fl)        # the wave's own lane count (half-waves on wave64)
+
     def special_register(self, fl, name, component, bits, ins):
-        b = fl.b
-        comp = _COMPONENT.get(component or "x", 0)
-        if name == "%tid":
-            return self.tid(fl, comp)
-        if name == "%ntid":
-            return self.ntid(fl, comp)
-        if name == "%ctaid":
-            return call(b, f"llvm.amdgcn.workgroup.id.{'xyz'[comp]}", I32, [])
-        if name == "%nctaid":
-            return self._implicit(fl, _BLOCK_COUNT + 4 * comp, I32)
-        if name == "%laneid":
-            return self.lane_in_warp(fl)
-        if name == "%warpid":
-            return b.lshr(self.linear_tid(fl), I32(5))
-        if name == "%nwarpid":
-            n = b.mul(b.mul(self.ntid(fl, 0), self.ntid(fl, 1)), self.ntid(fl, 2))
-            return b.lshr(b.add(n, I32(31)), I32(5))
-        if name.startswith("%lanemask_"):
-            lane = self.lane_in_warp(fl)
-            one = b.shl(I32(1), lane)
-            lt = b.sub(one, I32(1))
-            le = b.or_(lt, one)
-            return {"eq": one, "lt": lt, "le": le, "gt": b.not_(le), "ge": b.not_(lt)}[name[len("%lanemask_"):]]
-        if name in ("%clock", "%clock64", "%clock_hi"):
-            v = self._clock(fl)
-            v = b.lshr(v, I64(32)) if name == "%clock_hi" else v
-            return v if bits == 64 else b.trunc(v, I32)
-        if name in ("%globaltimer", "%globaltimer_lo", "%globaltimer_hi"):
-            ticks = call(b, "llvm.readsteadycounter", I64, [])
-            ns = b.mul(ticks, I64(1_000_000_000 // self.target.steady_counter_hz))
-            v = b.lshr(ns, I64(32)) if name.endswith("_hi") else ns
-            return v if bits == 64 else b.trunc(v, I32)
-        if name in ("%smid", "%gridid"):
-            return I32(0) if bits <= 32 else I64(0)
-        if name == "%nsmid":
-            return I32(1)
-        if name == "%dynamic_smem_size":
-            return self._implicit(fl, _DYNAMIC_LDS, I32)
-        if name in ("%total_smem_size", "%aggr_smem_size"):
-            static = call(b, "llvm.amdgcn.groupstaticsize", I32, [])
-            return b.add(static, self._implicit(fl, _DYNAMIC_LDS, I32))
-        raise fl.unsupported(ins, f"reads special register `{name}`, which AMD GPUs do not provide")
+        """Primitive special registers (the warp registers are derived in ``lift.sregs``)."""
+        read = _SREGS.get(name)
+        if read is None:
+            raise fl.unsupported(ins, f"reads special register `{name}`, which AMD GPUs do not provide")
+        return read(self, fl, _COMPONENT.get(component or "x", 0), name, bits)
 
     def _clock(self, fl: FunctionLowering) -> ir.Value:
         # Where the shader cycle counter is too narrow to serve as %clock64, the steady
@@ -295,3 +265,63 @@ def workgroup_sizes(kernel: ptx.Function) -> tuple[int, int]:
             n = min(n, DEFAULT_MAX_THREADS)
             return (n if name == "reqntid" else 1), n
     return 1, DEFAULT_MAX_THREADS
+
+
+# ---------------------------------------------------------------------- primitive special registers
+# Each: (hooks, fl, component 0-2, name, bits) -> the value (i32, or i64 for 64-bit reads).
+
+def _tid(h: AmdgpuHooks, fl: FunctionLowering, comp: int, name: str, bits: int) -> ir.Value:
+    return h.tid(fl, comp)
+
+
+def _ntid(h: AmdgpuHooks, fl: FunctionLowering, comp: int, name: str, bits: int) -> ir.Value:
+    return h.ntid(fl, comp)
+
+
+def _ctaid(h: AmdgpuHooks, fl: FunctionLowering, comp: int, name: str, bits: int) -> ir.Value:
+    return call(fl.b, f"llvm.amdgcn.workgroup.id.{'xyz'[comp]}", I32, [])
+
+
+def _nctaid(h: AmdgpuHooks, fl: FunctionLowering, comp: int, name: str, bits: int) -> ir.Value:
+    return h._implicit(fl, _BLOCK_COUNT + 4 * comp, I32)
+
+
+def _clock(h: AmdgpuHooks, fl: FunctionLowering, comp: int, name: str, bits: int) -> ir.Value:
+    b = fl.b
+    v = h._clock(fl)
+    v = b.lshr(v, I64(32)) if name == "%clock_hi" else v
+    return v if bits == 64 else b.trunc(v, I32)
+
+
+def _globaltimer(h: AmdgpuHooks, fl: FunctionLowering, comp: int, name: str, bits: int) -> ir.Value:
+    b = fl.b
+    ticks = call(b, "llvm.readsteadycounter", I64, [])
+    ns = b.mul(ticks, I64(1_000_000_000 // h.target.steady_counter_hz))
+    v = b.lshr(ns, I64(32)) if name.endswith("_hi") else ns
+    return v if bits == 64 else b.trunc(v, I32)
+
+
+def _zero(h: AmdgpuHooks, fl: FunctionLowering, comp: int, name: str, bits: int) -> ir.Value:
+    return I32(0) if bits <= 32 else I64(0)
+
+
+def _nsmid(h: AmdgpuHooks, fl: FunctionLowering, comp: int, name: str, bits: int) -> ir.Value:
+    return I32(1)
+
+
+def _dynamic_smem(h: AmdgpuHooks, fl: FunctionLowering, comp: int, name: str, bits: int) -> ir.Value:
+    return h._implicit(fl, _DYNAMIC_LDS, I32)
+
+
+def _total_smem(h: AmdgpuHooks, fl: FunctionLowering, comp: int, name: str, bits: int) -> ir.Value:
+    static = call(fl.b, "llvm.amdgcn.groupstaticsize", I32, [])
+    return fl.b.add(static, h._implicit(fl, _DYNAMIC_LDS, I32))
+
+
+_SREGS = {
+    "%tid": _tid, "%ntid": _ntid, "%ctaid": _ctaid, "%nctaid": _nctaid,
+    **dict.fromkeys(("%clock", "%clock64", "%clock_hi"), _clock),
+    **dict.fromkeys(("%globaltimer", "%globaltimer_lo", "%globaltimer_hi"), _globaltimer),
+    "%smid": _zero, "%gridid": _zero, "%nsmid": _nsmid,
+    "%dynamic_smem_size": _dynamic_smem, "%total_smem_size": _total_smem, "%aggr_smem_size": _total_smem,
+}

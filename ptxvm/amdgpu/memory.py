@@ -33,6 +33,18 @@ DYNAMIC_SHARED = "__ptx_dynamic_shared"
 
 
 @dataclass
+class AmdFunctionState:
+    """What the AMD hooks keep per lowered function (``FunctionLowering.target_state``)."""
+
+    trap: ir.Block | None = None        # the function's one trap block (``AmdgpuHooks._trap``)
+    frame: ir.Value | None = None       # private address (i64) of its `.local` frame
+
+
+def amd_state(fl: FunctionLowering) -> AmdFunctionState:
+    return fl.target_state  # type: ignore[return-value]
+
+
+@dataclass
 class Access:
     """What ``fixups`` needs to know about a pointer ``access`` returned."""
 
@@ -190,7 +202,7 @@ class MemoryHooks:
 
     def frame_base(self, fl: FunctionLowering) -> ir.Value:
         """The private address (as i64) of this function's `.local` frame."""
-        base = getattr(fl, "amdgpu_frame", None)
+        base = amd_state(fl).frame
         if base is None:
             raise fl.unsupported(fl.ins, "uses `.local` memory in a function without a frame")
         return base
@@ -202,9 +214,11 @@ class MemoryHooks:
         flat = fl.alloca_bytes(frame.size, frame.align, "local_frame")
         b = fl.b
         private = b.addrspacecast(flat, ptr(PRIVATE))
-        fl.amdgpu_frame = b.zext(b.ptrtoint(private, I32), I64)
+        amd_state(fl).frame = b.zext(b.ptrtoint(private, I32), I64)
 
-    def param_pointer(self, fl, offset):
+    def param_pointer(self, fl, offset, element=0, count=1, ins=None):
+        # The offset is resolved against the parameter declarations while lowering (below);
+        # ``element``/``count``/``ins`` serve targets that check accesses at run time.
         params = fl.ml.layout.kernel_params
         hit = params.containing(offset)
         if hit is None:

@@ -126,6 +126,7 @@ class FunctionLowering:
         self.inline: list[tuple[str, ir.Block]] = []          # (label prefix, return block) per inlined call
         self.frames: list[tuple[str, ir.Value]] = []          # (function, frame-pointer register) for `.local`
         self._inlined_keys: set[str] = set()                  # registers of callees lowered inline
+        self.target_state: object | None = None               # the target's record (new_function_state)
 
     # ------------------------------------------------------------------ errors
     def unsupported(self, ins: ptx.Instruction, why: str) -> UnsupportedError:
@@ -180,7 +181,8 @@ class FunctionLowering:
                     return raw
                 return to_value(b, resize(b, raw, max(t.bits, 8), False), t)
             if lookup_special(op.name, op.component) is not None:
-                v = self.hooks.special_register(self, op.name, op.component, max(t.bits, 8), self.ins)
+                from .sregs import special_register      # sregs builds on this module
+                v = special_register(self, op.name, op.component, max(t.bits, 8), self.ins)
                 return to_value(b, resize(b, v, max(t.bits, 8), False), t)
             raise self.unsupported(self.ins, f"reads `{op}`, which is not declared")
         if isinstance(op, ptx.Negated):
@@ -271,6 +273,7 @@ class FunctionLowering:
     # ------------------------------------------------------------------ walking
     def lower_body(self) -> None:
         self.ml.check_calls(self.fn)
+        self.target_state = self.hooks.new_function_state(self)
         self.hooks.begin_function(self)
         self._walk(self.fn.body)
         if not self.terminated():
@@ -319,6 +322,7 @@ class FunctionLowering:
                 if self.terminated():
                     self.b.position_at_end(self.new_block("dead"))
                 self.ins = st
+                self.hooks.before_instruction(self, st)
                 if st.guard is not None and st.opcode != "bra":
                     self.guarded(st.guard, lambda st=st: lower_instruction(self, st))
                 else:

@@ -24,6 +24,9 @@ class TargetHooks:
 
     name = "abstract"
     inline_synchronising = True      # inline `.func`s that stop threads (state-machine targets)
+    # The shared lowering makes volatile/relaxed/acquire/release accesses LLVM atomics (False:
+    # the target gives them their ordering and scope itself, after lowering).
+    orders_accesses_in_lowering = False
     triple = ""
     data_layout = ""
 
@@ -57,8 +60,16 @@ class TargetHooks:
     def finish_module(self, ml, entry: ir.Function) -> None:
         """After every function is lowered (e.g. to add a driver or kernel wrapper)."""
 
+    def new_function_state(self, fl: "FunctionLowering") -> object | None:
+        """The target's record of one function being lowered (``fl.target_state``), created
+        before ``begin_function``; None when the target keeps nothing per function."""
+        return None
+
     def begin_function(self, fl: "FunctionLowering") -> None:
         """Called once the entry block exists (registers allocated), before the body."""
+
+    def before_instruction(self, fl: "FunctionLowering", ins: "ptx.Instruction") -> None:
+        """Each instruction the walk reaches, before it is lowered (guarded or not)."""
 
     def finish_function(self, fl: "FunctionLowering") -> None:
         """Called after the body is lowered (e.g. to build a resume dispatch)."""
@@ -66,7 +77,20 @@ class TargetHooks:
     # -- identity ---------------------------------------------------------------------
     def special_register(self, fl: "FunctionLowering", name: str, component: str | None,
                          bits: int, ins: "ptx.Instruction") -> ir.Value:
+        """A primitive special register (``%tid``, ``%ntid``, ``%ctaid``, ``%nctaid``, clocks,
+        what only the target knows); the warp registers are derived in ``lift.sregs``."""
         raise NotImplementedError
+
+    def linear_tid(self, fl: "FunctionLowering") -> ir.Value:
+        """i32: the thread's index in its CTA, x fastest (PTX's order of lanes into warps)."""
+        b = fl.b
+        x, y, z = (self.special_register(fl, "%tid", c, 32, fl.ins) for c in "xyz")
+        nx, ny = (self.special_register(fl, "%ntid", c, 32, fl.ins) for c in "xy")
+        return b.add(x, b.mul(nx, b.add(y, b.mul(ny, z))))
+
+    def lane_id(self, fl: "FunctionLowering") -> ir.Value:
+        """i32: the thread's lane in its 32-lane PTX warp."""
+        return fl.b.and_(self.linear_tid(fl), ir.IntType(32)(31))
 
     # -- memory -----------------------------------------------------------------------
     def access(self, fl: "FunctionLowering", space: str, address: ir.Value, size: int,
@@ -74,8 +98,10 @@ class TargetHooks:
         """A pointer (i8*) to ``size`` bytes at ``address`` (i64) in ``space``; faults if invalid."""
         raise NotImplementedError
 
-    def param_pointer(self, fl: "FunctionLowering", offset: int) -> ir.Value:
-        """Pointer to a kernel parameter byte offset."""
+    def param_pointer(self, fl: "FunctionLowering", offset: int, element: int = 0, count: int = 1,
+                      ins: "ptx.Instruction | None" = None) -> ir.Value:
+        """Pointer to a kernel parameter byte offset; ``count`` accesses of ``element`` bytes
+        there by ``ins`` (a target that checks them against the block's size does)."""
         raise NotImplementedError
 
     def symbol_address(self, fl: "FunctionLowering", name: str, space: str | None,

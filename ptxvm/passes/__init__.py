@@ -16,5 +16,5 @@ from .pipeline import Analyses, Pass, run_pipeline
 
 DEFAULT_PIPELINE: tuple[Pass, ...] = (CallGraphPass(),)
 
-__all__ = ["Analyses", "CallGraph", "CallGraphPass", "DEFAULT_PIPELINE", "FunctionFacts", "NanBlindPass",
+__all__ = ["DEFAULT_PIPELINE", "Analyses", "CallGraph", "CallGraphPass", "FunctionFacts", "NanBlindPass",
            "NanBlindRegisters", "Pass", "call_target", "nan_blind_registers", "operand_symbols", "run_pipeline"]

@@ -87,7 +87,7 @@ class NanBlindRegisters:
     _known: dict[str, frozenset[str]] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
-    def of_module(cls, module: ir.Module) -> "NanBlindRegisters":
+    def of_module(cls, module: ir.Module) -> NanBlindRegisters:
         return cls(module.functions)
 
     def of(self, name: str) -> frozenset[str]:

@@ -60,10 +60,8 @@ def pointer(fl: FunctionLowering, ins: ptx.Instruction, addr: ptx.Address, size:
             if offset is not None and fl.is_kernel:
                 if write:
                     raise fl.unsupported(ins, "writes a kernel parameter")
-                if fl.hooks.name == "host":
-                    e = element or size
-                    return fl.hooks.param_pointer(fl, offset + addr.offset, element=e, count=size // e, ins=ins)
-                return fl.hooks.param_pointer(fl, offset + addr.offset)
+                e = element or size
+                return fl.hooks.param_pointer(fl, offset + addr.offset, element=e, count=size // e, ins=ins)
         raise fl.unsupported(ins, "addresses `.param` space through a register")
     return fl.hooks.access(fl, space, fl.address(addr, space), size, ins, write=write)
 
@@ -97,7 +95,7 @@ def _ld(fl: FunctionLowering, ins: ptx.Instruction) -> None:
     order = _ordering(ins)
     for i, e in enumerate(dsts):
         p = b.bitcast(b.gep(base, [ir.IntType(64)(i * ebytes)]) if i else base, ir.PointerType(ity))
-        if order is not None and fl.hooks.name == "host":
+        if order is not None and fl.hooks.orders_accesses_in_lowering:
             raw = b.load_atomic(p, "acquire" if order == "acquire" else "monotonic", ebytes)
         else:
             raw = b.load(p, align=1)
@@ -122,7 +120,7 @@ def _st(fl: FunctionLowering, ins: ptx.Instruction) -> None:
         if v.type.width != ebytes * 8:
             v = b.trunc(v, ity) if v.type.width > ebytes * 8 else b.zext(v, ity)
         p = b.bitcast(b.gep(base, [ir.IntType(64)(i * ebytes)]) if i else base, ir.PointerType(ity))
-        if order is not None and fl.hooks.name == "host":
+        if order is not None and fl.hooks.orders_accesses_in_lowering:
             b.store_atomic(v, p, "release" if order == "release" else "monotonic", ebytes)
         else:
             b.store(v, p, align=1)
