@@ -10,51 +10,37 @@ shadow outer names. Names that are not registers stay Symbols for the verifier t
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 
 from ..ir.nodes import (
     Address, Block, Function, Instruction, Negated, Offset, Pair, ParenList, Register, Symbol, VarDecl,
     Vector,
 )
+from ..ir.scopes import Scope
 from ..ir.types import StateSpace
 
-_TRAILING_INT = re.compile(r"(.*?)(\d+)$")
 
 
 class _Scopes:
-    """A stack of scopes: name -> is a register; range base -> count (registers only)."""
+    """The scope stack of one function walk (``ir.scopes``); a name is a register when the
+    declaration it resolves to is a ``.reg``."""
 
     def __init__(self) -> None:
-        self.names: list[dict[str, bool]] = [{}]
-        self.ranges: list[dict[str, int]] = [{}]
+        self.top = Scope()
 
     def push(self) -> None:
-        self.names.append({})
-        self.ranges.append({})
+        self.top = self.top.child()
 
     def pop(self) -> None:
-        self.names.pop()
-        self.ranges.pop()
+        assert self.top.parent is not None
+        self.top = self.top.parent
 
     def declare(self, d: VarDecl) -> None:
-        is_reg = d.space is StateSpace.REG
-        if d.count is not None:
-            self.ranges[-1][d.name] = d.count if is_reg else 0
-        else:
-            self.names[-1][d.name] = is_reg
+        self.top.declare(d)
 
     def is_register(self, name: str) -> bool:
-        m = _TRAILING_INT.fullmatch(name)
-        for names, ranges in zip(reversed(self.names), reversed(self.ranges)):
-            hit = names.get(name)
-            if hit is not None:
-                return hit
-            if m and ranges:
-                count = ranges.get(m.group(1))
-                if count is not None and int(m.group(2)) < count:
-                    return True
-        return False
+        d = self.top.lookup(name)
+        return d is not None and d.space is StateSpace.REG
 
 
 def bind_registers(f: Function) -> Function:

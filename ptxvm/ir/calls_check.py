@@ -22,47 +22,14 @@ executor and ``translate`` then report a mismatched call the same way, as a loca
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Iterator
 
 from ..errors import Diagnostic, PtxSemanticError
 from .nodes import (Block, CallPrototype, Function, Immediate, Instruction, Module, ParenList, Register,
                     Symbol, VarDecl)
+from .scopes import Scope
 from .types import ScalarType, StateSpace
 
-_TRAILING_INT = re.compile(r"(.*?)(\d+)")
-
-
-class _Scope:
-    """Declarations visible at a point of a function body (registers and `.param`s)."""
-
-    def __init__(self, parent: "_Scope | None" = None) -> None:
-        self.parent = parent
-        self.names: dict[str, VarDecl] = {}
-        self.ranges: dict[str, VarDecl] = {}           # `%r<N>` declarations by prefix
-
-    def declare(self, d: VarDecl) -> None:
-        if d.count is not None:
-            self.ranges[d.name] = d
-        else:
-            self.names[d.name] = d
-
-    def lookup(self, name: str) -> VarDecl | None:
-        s: _Scope | None = self
-        m = None
-        while s is not None:
-            d = s.names.get(name)
-            if d is not None:
-                return d
-            if s.ranges:
-                if m is None:
-                    m = _TRAILING_INT.fullmatch(name) or False
-                if m:
-                    r = s.ranges.get(m.group(1))
-                    if r is not None and int(m.group(2)) < (r.count or 0):
-                        return r
-            s = s.parent
-        return None
 
 
 def _plural(n: int, word: str) -> str:
@@ -115,15 +82,15 @@ class _CallChecker:
     def function(self, f: Function) -> None:
         if f.body is None:
             return
-        scope = _Scope()
+        scope = Scope()
         for p in (*f.returns, *f.params):
             scope.declare(p)
         protos = {s.name: s for s in f.body.walk() if isinstance(s, CallPrototype)}
         self._block(f.body, scope, protos)
 
-    def _block(self, block: Block, parent: _Scope, protos: dict[str, CallPrototype]) -> None:
+    def _block(self, block: Block, parent: Scope, protos: dict[str, CallPrototype]) -> None:
         # Iterative over nested blocks: bodies can nest deeper than Python's recursion limit.
-        stack: list[tuple[Iterator, _Scope]] = [(iter(block.statements), _Scope(parent))]
+        stack: list[tuple[Iterator, Scope]] = [(iter(block.statements), parent.child())]
         while stack:
             it, scope = stack[-1]
             for s in it:
@@ -134,13 +101,13 @@ class _CallChecker:
                     if s.opcode == "call":
                         self.call(s, scope, protos)
                 elif isinstance(s, Block):
-                    stack.append((iter(s.statements), _Scope(scope)))
+                    stack.append((iter(s.statements), scope.child()))
                     break
             else:
                 stack.pop()
 
     # ---------------------------------------------------------------- one call
-    def call(self, ins: Instruction, scope: _Scope, protos: dict[str, CallPrototype]) -> None:
+    def call(self, ins: Instruction, scope: Scope, protos: dict[str, CallPrototype]) -> None:
         ops = list(ins.operands)
         rets = ops.pop(0).elements if ops and isinstance(ops[0], ParenList) else None
         if not ops:
@@ -179,7 +146,7 @@ class _CallChecker:
             self.operand(ins, role, i, actual, formal, what, where, scope)
 
     def operand(self, ins: Instruction, role: str, i: int, actual, formal: VarDecl, what: str, where: str,
-                scope: _Scope) -> None:
+                scope: Scope) -> None:
         if isinstance(actual, Immediate):
             return                               # ptxas accepts an immediate for a scalar parameter
         if not isinstance(actual, (Register, Symbol)):

@@ -20,58 +20,13 @@ from .nodes import (
     Address, Block, BranchTargets, CallPrototype, Function, Immediate, InitList, Instruction, Label, Module,
     Negated, Offset, Pair, ParenList, Register, Sink, Span, Symbol, VarDecl, Vector,
 )
+from .scopes import Scope
 from .sregs import lookup_special
 from .types import ScalarType, StateSpace
 
-_TRAILING_INT = re.compile(r"(.*?)(\d+)$")
 # Instructions whose data operands may be wider than the instruction type (§6.4.2).
 _WIDE_OK = {"ld", "ldu", "st", "cvt", "mov", "ld.global.nc", "st.async", "atom", "red", "tex", "suld",
             "sust", "shfl", "prmt", "cvt.pack"}
-
-
-@dataclass
-class Scope:
-    parent: "Scope | None" = None
-    names: dict[str, VarDecl] = field(default_factory=dict)
-    ranges: dict[str, VarDecl] = field(default_factory=dict)
-    cache: dict[str, VarDecl | None] = field(default_factory=dict)
-
-    def declare(self, d: VarDecl) -> VarDecl | None:
-        """Add a declaration; return the earlier one when the name is taken here."""
-        self.cache.clear()
-        if d.count is not None:
-            prev = self.ranges.get(d.name)
-            self.ranges[d.name] = d
-            return prev
-        prev = self.names.get(d.name)
-        self.names[d.name] = d
-        return prev
-
-    def lookup(self, name: str) -> VarDecl | None:
-        # Memoised per scope: a body names the same few dozen registers thousands of times.
-        # Scopes are filled before their statements are checked, so entries never go stale.
-        try:
-            return self.cache[name]
-        except KeyError:
-            d = self.cache[name] = self._lookup(name)
-            return d
-
-    def _lookup(self, name: str) -> VarDecl | None:
-        s: Scope | None = self
-        m = None
-        while s is not None:
-            d = s.names.get(name)
-            if d is not None:
-                return d
-            if s.ranges:
-                if m is None:
-                    m = _TRAILING_INT.fullmatch(name) or False
-                if m:
-                    r = s.ranges.get(m.group(1))
-                    if r is not None and int(m.group(2)) < (r.count or 0):
-                        return r
-            s = s.parent
-        return None
 
 
 class Verifier:
