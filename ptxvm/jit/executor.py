@@ -31,6 +31,7 @@ from ..interp.memory import (GLOBAL_BASE, LOCAL_BASE, LOCAL_LIMIT, SHARED_BASE, 
 from ..interp.state import PARAM_BASE, PARAM_LIMIT, Geometry
 from ..ir import nodes as ptx
 from ..lift.module import LiftedModule, Site, lift_kernel
+from ..passes import CallGraph
 from . import layout as L
 from .host import HostHooks
 from .scratch import ScratchPool
@@ -85,31 +86,17 @@ def compile_kernel(module: ptx.Module, kernel: ptx.Function, image: ModuleImage,
     driver = _DRIVER(loaded.address("ptxvm_run"))
     record = hooks.record_bytes
     files = {i.index: i.path for i in module.items if isinstance(i, ptx.FileDirective)}
-    return JitProgram(kernel, lifted, lay, record, loaded, driver, files, _calls_heap(module), hooks.exchanges,
-                      _call_frames(module, kernel.name, lay.frame_bytes, lay.frame_align),
+    graph = CallGraph.of(module)
+    return JitProgram(kernel, lifted, lay, record, loaded, driver, files, graph.uses_heap(kernel.name), hooks.exchanges,
+                      _call_frames(graph, kernel.name, lay.frame_bytes, lay.frame_align),
                       hooks.kernel_stack, hooks.max_frame)
 
 
-def _callees(module: ptx.Module, f: ptx.Function) -> set[str]:
-    """The `.func`s ``f`` may call (an indirect call: any function with a body)."""
-    out: set[str] = set()
-    for i in (f.body.instructions() if f.body is not None else ()):
-        if i.opcode != "call":
-            continue
-        ops = [o for o in i.operands if not isinstance(o, ptx.ParenList)]
-        target = ops[0] if ops else None
-        if isinstance(target, ptx.Symbol):
-            if target.name in module.functions:
-                out.add(target.name)
-        else:
-            out.update(n for n, g in module.functions.items() if g.body is not None and not g.is_kernel)
-    return out
-
-
-def _call_frames(module: ptx.Module, kernel: str, frame_bytes: dict[str, int],
+def _call_frames(graph: CallGraph, kernel: str, frame_bytes: dict[str, int],
                  frame_align: dict[str, int]) -> int | None:
     """Local bytes the deepest chain of `.func` frames below ``kernel`` needs (each frame aligned
-    as push_frame aligns it), or None when the call graph has a cycle (recursion)."""
+    as push_frame aligns it), or None when the call graph has a cycle (recursion). Callees are
+    the call graph's (``passes.CallGraph``: an indirect call may reach any address-taken one)."""
     memo: dict[str, int | None] = {}
     active: set[str] = set()
 
@@ -119,9 +106,8 @@ def _call_frames(module: ptx.Module, kernel: str, frame_bytes: dict[str, int],
         if name in memo:
             return memo[name]
         active.add(name)
-        f = module.functions.get(name)
         deepest = 0
-        for callee in sorted(_callees(module, f)) if f is not None else ():
+        for callee in sorted(_callees(graph, name)):
             n = need(callee)
             if n is None:
                 active.discard(name)
@@ -136,13 +122,12 @@ def _call_frames(module: ptx.Module, kernel: str, frame_bytes: dict[str, int],
     return need(kernel)
 
 
-def _calls_heap(module: ptx.Module) -> bool:
-    for f in module.functions.values():
-        for i in (f.body.instructions() if f.body is not None else ()):
-            if i.opcode == "call" and any(isinstance(o, ptx.Symbol) and o.name in ("malloc", "free")
-                                          for o in i.operands):
-                return True
-    return False
+def _callees(graph: CallGraph, name: str) -> set[str]:
+    """The `.func`s with a body that ``name`` may transfer control to."""
+    if name not in graph.facts:
+        return set()
+    return {n for n in graph.successors(name)
+            if n in graph.functions and graph.functions[n].body is not None and not graph.functions[n].is_kernel}
 
 
 class _HostThreads:

@@ -43,6 +43,7 @@ class HostWarpView(WarpView):
 class HostHooks(CheckedMemory, TargetHooks):
     name = "host"
     orders_accesses_in_lowering = True   # ordered accesses are LLVM atomics (CTAs run concurrently)
+    stopping_builtins = frozenset({"vprintf"})   # printf stops the thread (the executor prints)
 
     def __init__(self, triple: str = "", data_layout: str = "") -> None:
         self.triple, self.data_layout = triple, data_layout

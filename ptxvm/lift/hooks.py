@@ -27,6 +27,8 @@ class TargetHooks:
     # The shared lowering makes volatile/relaxed/acquire/release accesses LLVM atomics (False:
     # the target gives them their ordering and scope itself, after lowering).
     orders_accesses_in_lowering = False
+    # Builtin calls that stop the thread (so the functions making them synchronise).
+    stopping_builtins: frozenset[str] = frozenset()
     triple = ""
     data_layout = ""
 

@@ -9,13 +9,14 @@ source line, and returns the module text plus that table.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from llvmlite import ir
 
 from ..errors import UnsupportedError
 from ..ir import nodes as ptx
 from ..ir.calls_check import check_calls
-from ..passes import NanBlindRegisters
+from ..passes import CallGraph, NanBlindRegisters
 from .function import I8P, I32, FunctionLowering
 from .hooks import TargetHooks
 
@@ -109,34 +110,23 @@ class ModuleLowering:
             self._calls_checked.add(f.name)
 
     def synchronises(self, f: ptx.Function) -> bool:
-        """Whether ``f`` (or anything it calls) stops threads: such functions are inlined."""
+        """Whether ``f`` (or anything it may call, ``passes.CallGraph``'s rule) stops threads: a
+        CTA or warp synchronisation, or a builtin the target stops threads for (the host JIT:
+        printf). Such functions are inlined on targets that run threads as state machines."""
         if self.hooks.inline_synchronising is False:
             return False
         known = self._synchronises.get(f.name)
         if known is None:
-            known = self._synchronises[f.name] = self._synchronises_walk(f)
+            graph = self.callgraph
+            known = f.name in graph.facts and (
+                graph.any_in_reach(f.name, "cta_sync") or graph.any_in_reach(f.name, "warp_sync")
+                or bool(graph.externals(f.name) & self.hooks.stopping_builtins))
+            self._synchronises[f.name] = known
         return known
 
-    def _synchronises_walk(self, f: ptx.Function) -> bool:
-        seen: set[str] = set()
-        stack = [f]
-        while stack:
-            g = stack.pop()
-            if g.name in seen or g.body is None:
-                continue
-            seen.add(g.name)
-            for ins in g.body.instructions():
-                if ins.opcode in _SYNC_OPCODES:
-                    return True
-                if ins.opcode == "call":
-                    callee = next((o for o in ins.operands if isinstance(o, ptx.Symbol)), None)
-                    if callee is not None:
-                        if callee.name == "vprintf":
-                            return True
-                        h = self.ptx_functions.get(callee.name)
-                        if h is not None:
-                            stack.append(h)
-        return False
+    @cached_property
+    def callgraph(self) -> CallGraph:
+        return CallGraph.of(self.module)
 
     def return_from(self, fl: FunctionLowering) -> None:
         """`ret` in a device function: status 0 (continue in the caller)."""
@@ -170,10 +160,6 @@ class ModuleLowering:
             shorten_local_names(self.llmod)
         return LiftedModule(str(self.llmod) if text else "", kernel.name, entry.name, self.sites, self.symbols,
                             self._atomics)
-
-
-_SYNC_OPCODES = frozenset({"bar", "barrier", "shfl", "vote", "match", "redux.sync", "activemask",
-                           "bar.warp.sync"})
 
 
 def _may_spin(module: ptx.Module) -> bool:
