@@ -22,10 +22,13 @@ from __future__ import annotations
 from llvmlite import ir
 
 from ..ir import nodes as ptx
+from ..isa import typeset
 from ..lift.function import FunctionLowering
 from ..lift.ops.memory import space_of
 from .llvm_ext import ScopedAtomicRMW, ScopedCmpXchg, call
 from .targets import Target
+
+_HALF = typeset("half")
 
 LLVM_SCOPE = {"cta": "workgroup", "cluster": "agent", "gpu": "agent", "sys": ""}
 LLVM_ORDER = {"relaxed": "monotonic", "acquire": "acquire", "release": "release", "acq_rel": "acq_rel",
@@ -54,7 +57,7 @@ class AtomicHooks:
             raise fl.unsupported(ins, "is a 128-bit atomic, which AMD GPUs do not provide")
         scope = scope_of(ins, space)
         order = LLVM_ORDER[ins.mod("atomsem") or "relaxed"]
-        if t.value in ("f16", "f16x2", "bf16", "bf16x2") or (t.kind == "f" and op not in ("add", "exch", "cas")):
+        if t.value in _HALF or (t.kind == "f" and op not in ("add", "exch", "cas")):
             return None         # compare-and-swap loop around the shared emitters
         if op == "cas":
             fail = "acquire" if order in ("acquire", "acq_rel") else "monotonic"

@@ -40,6 +40,7 @@ from __future__ import annotations
 from llvmlite import ir
 
 from ..errors import UnsupportedError
+from ..isa import typeset
 from .cvt_bits import (
     F32,
     F64,
@@ -67,7 +68,7 @@ from .cvt_bits import (
 
 _IRND_ALIAS = {"rn": "rni", "rz": "rzi", "rm": "rmi", "rp": "rpi"}
 _AS_RND = {"rni": "rn", "rzi": "rz", "rmi": "rm", "rpi": "rp"}
-_HALF = ("f16", "bf16")
+_HALF = tuple(t for t in typeset("half") if not t.endswith("x2"))      # f16 bf16
 
 
 def _name(dst: str, src: str, rnd, ftz, sat, relu, satfinite) -> str:

@@ -41,10 +41,12 @@ from dataclasses import dataclass
 
 from llvmlite import ir
 
+from ..isa import modifier_group
+
 I1 = ir.IntType(1)
 I64 = ir.IntType(64)
-RNDS = ("rn", "rna", "rz", "rm", "rp")
-IRNDS = ("rni", "rzi", "rmi", "rpi")
+RNDS = (*modifier_group("rnd"), *modifier_group("rna"))     # from isa/instructions.toml
+IRNDS = modifier_group("irnd")
 
 
 @dataclass(frozen=True)

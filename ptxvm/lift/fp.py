@@ -31,6 +31,7 @@ from .fp_core import (
     FMT32,
     FMT64,
     I32,
+    RNDS,
     Fmt,
     all_,
     check_rnd,
@@ -230,7 +231,7 @@ def fmad_f32_legacy(b: ir.IRBuilder, x: ir.Value, y: ir.Value, z: ir.Value, *, f
 
 # ---------------------------------------------------------------------------- div / rcp / sqrt
 
-_DIV_KINDS = ("rn", "rz", "rm", "rp", "approx", "full")
+_DIV_KINDS = (*RNDS, "approx", "full")
 
 
 def fdiv(b: ir.IRBuilder, x: ir.Value, y: ir.Value, *, kind: str = "rn", ftz: bool = False) -> ir.Value:
@@ -286,7 +287,7 @@ def frcp(b: ir.IRBuilder, x: ir.Value, *, kind: str = "rn", ftz: bool = False) -
         xx = flush(b, x) if ftz else x
         r = b.fdiv(fc(fmt, 1.0), xx)
         return b.select(is_nan(b, r), fbits(fmt, fmt.canon_nan), r)
-    if kind not in ("rn", "rz", "rm", "rp"):
+    if kind not in RNDS:
         raise UnsupportedError(f"rcp: unknown kind .{kind}")
     return fdiv(b, fc(fmt, 1.0), x, kind=kind, ftz=ftz)
 

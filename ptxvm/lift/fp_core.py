@@ -25,13 +25,14 @@ from dataclasses import dataclass
 from llvmlite import ir
 
 from ..errors import UnsupportedError
+from ..isa import modifier_group
 
 I1 = ir.IntType(1)
 I32 = ir.IntType(32)
 I64 = ir.IntType(64)
 F32T = ir.FloatType()
 F64T = ir.DoubleType()
-RNDS = ("rn", "rz", "rm", "rp")
+RNDS = modifier_group("rnd")                 # rn rz rm rp, from isa/instructions.toml
 
 
 @dataclass(frozen=True)

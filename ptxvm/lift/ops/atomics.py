@@ -12,12 +12,13 @@ from llvmlite import ir
 
 from ...ir import nodes as ptx
 from ...ir.types import ScalarType
+from ...isa import typeset
 from ..function import FunctionLowering, to_bits, to_value
 from .memory import pointer
 from . import lowers
 
 _OPS = ("add", "min", "max", "inc", "dec", "and", "or", "xor", "exch", "cas")
-_HALF = ("f16", "f16x2", "bf16", "bf16x2")
+_HALF = typeset("half")
 
 
 def _cas_loop(fl: FunctionLowering, p: ir.Value, ity: ir.Type, new_of) -> ir.Value:

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from ...ir import nodes as ptx
 from ...ir.types import ScalarType
+from ...isa import typeset
 from ..function import FunctionLowering
 from .int_ops import write_pair
 from . import lowers
 
-HALF = (ScalarType.F16, ScalarType.BF16, ScalarType.F16X2, ScalarType.BF16X2)
+HALF = tuple(ScalarType(t) for t in typeset("half"))         # f16 f16x2 bf16 bf16x2 (the table's)
+_SCALAR_HALF = (ScalarType.F16, ScalarType.BF16)
 _UNARY_APPROX = {"sin": "fsin", "cos": "fcos", "ex2": "fex2", "lg2": "flg2", "tanh": "ftanh"}
 
 
@@ -28,7 +30,7 @@ def _flags(ins: ptx.Instruction) -> dict:
 def lower_float(fl: FunctionLowering, ins: ptx.Instruction) -> None:
     t = ins.types[0]
     if ins.opcode in ("add", "sub", "mul", "fma") and (
-            t.value == "f32x2" or (t is ScalarType.F32 and len(ins.types) == 2 and ins.types[1] in HALF[:2])):
+            t.value == "f32x2" or (t is ScalarType.F32 and len(ins.types) == 2 and ins.types[1] in _SCALAR_HALF)):
         return _lower_f32_split(fl, ins)
     if len(ins.types) > 1 or t not in (ScalarType.F32, ScalarType.F64, *HALF):
         raise fl.unsupported(ins, f"has no LLVM lowering for type combination {'.'.join(x.value for x in ins.types)}")

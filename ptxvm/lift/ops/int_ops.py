@@ -11,9 +11,12 @@ from llvmlite import ir
 
 from ...ir import nodes as ptx
 from ...ir.types import ScalarType
+from ...isa import typeset
 from ..function import I1, FunctionLowering
 from .. import intops as X
 from . import lowers
+
+_PACKED_HALF = tuple(t for t in typeset("half") if t.endswith("x2"))     # f16x2 bf16x2
 
 U32, S32, B32 = ScalarType.U32, ScalarType.S32, ScalarType.B32
 X2 = (ScalarType.U16X2, ScalarType.S16X2)
@@ -322,8 +325,8 @@ def _set(fl, ins):
     d, a, c = ops[0], ops[1], ops[2]
     third = ops[3] if len(ops) > 3 else None
     b = fl.b
-    packed = st.value in ("f16x2", "bf16x2")
-    if packed != (dt.value in ("f16x2", "bf16x2")) and not (packed and dt.value in ("u32", "s32")) \
+    packed = st.value in _PACKED_HALF
+    if packed != (dt.value in _PACKED_HALF) and not (packed and dt.value in ("u32", "s32")) \
             or dt.value.endswith("x2") and dt.value != st.value:
         raise fl.unsupported(ins, f"(.{dt.value} results of .{st.value} comparisons) is not a form of `set`")
     x, y = fl.read(a, st), fl.read(c, st)
