@@ -109,8 +109,8 @@ def _executors() -> dict[str, str]:
     from .driver import executors
     out = {}
     for name in executors.names():
-        missing = executors.missing_package(executors.get(name))
-        out[name] = f"unavailable: {missing} is not installed" if missing else "available"
+        why = executors.why_unavailable(executors.get(name))
+        out[name] = f"unavailable: {why}" if why else "available"
     return out
 
 

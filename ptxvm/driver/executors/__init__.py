@@ -48,6 +48,7 @@ class Capabilities:
     printf: bool = False                 # device printf (vprintf) and __assertfail
     heap: bool = False                   # device malloc / free
     warp: bool = False                   # warp-synchronous instructions (shfl, vote, match, redux)
+    opt_in: bool = False                 # runs only when named (a test tool): not in available()
 
 
 @dataclass(frozen=True, eq=False)
@@ -71,10 +72,17 @@ class Executor:
     summary: str                          # one line for `--help` and `ptxvm info`
     capabilities: Capabilities
     launch: Callable[[LaunchRequest], Any]    # -> LaunchStats; raises PtxError subclasses only
+    # Why it cannot run here although its packages are installed (a tool, library or device it
+    # needs is absent), one line, or None; asked when it is looked up, never at import.
+    unavailable: Callable[[], str | None] | None = None
 
 
 class UnknownExecutor(LaunchError):
     """A name no executor is registered under."""
+
+
+class Unavailable(LaunchError):
+    """A registered executor that cannot run here: what it needs beyond Python packages is absent."""
 
 
 class MissingPackage(LaunchError):
@@ -138,9 +146,18 @@ def missing_package(executor: Executor) -> str | None:
     return None
 
 
+def why_unavailable(executor: Executor) -> str | None:
+    """One line on why ``executor`` cannot run here (a missing package, tool or device), or None."""
+    package = missing_package(executor)
+    if package is not None:
+        return f"{package} is not installed"
+    return executor.unavailable() if executor.unavailable is not None else None
+
+
 def available() -> tuple[str, ...]:
-    """The registered executors this installation can run (their packages importable)."""
-    return tuple(e.name for e in _ordered() if missing_package(e) is None)
+    """The registered executors this installation can run (packages importable, nothing else
+    missing), less the opt-in ones (test tools), which run only when named."""
+    return tuple(e.name for e in _ordered() if not e.capabilities.opt_in and why_unavailable(e) is None)
 
 
 def get(name: str, what: str = "device") -> Executor:
@@ -161,6 +178,9 @@ def require(name: str, asked_as: str | None = None) -> Executor:
     if package is not None:
         why = executor.capabilities.needs_why or "runs kernels"
         raise MissingPackage(package, f"{asked_as or f'device `{name}`'} {why}")
+    reason = executor.unavailable() if executor.unavailable is not None else None
+    if reason is not None:
+        raise Unavailable(f"{asked_as or f'device `{name}`'} is unavailable here: {reason}")
     return executor
 
 

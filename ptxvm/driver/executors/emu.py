@@ -1,0 +1,173 @@
+"""`emu:<target>`: a kernel translated to an AMD code object and run on an AMD ISA emulator.
+
+A test tool, not a runtime: the emulator is tinygrad's Python AMD ISA emulator behind
+``../shared/tools/amdgpu-emu/emu_amdgpu.py`` (next to the repository, or ``$PTXVM_EMU_TOOL``),
+which needs ``clang``. With both present, ``emu:gfx90a``, ``emu:gfx908``, ``emu:gfx942`` and
+``emu:gfx1100`` run a launch as a GPU would: ``ptxvm.compile`` for the target, the kernarg
+segment packed from the code object's metadata (``ptxvm.driver.kernarg``, as ``hip`` does),
+the kernel run in the tool's child process, the arrays' device copies copied back. Without
+them the executors stay registered and say what is missing. They are opt-in (run only when
+named): an emulated launch takes seconds to minutes.
+
+Failures become ptxvm errors: an emulator limit (no apertures, an instruction it cannot
+run, ...) is :class:`EmulatorLimit` with a ``reason`` key; a crash, an out-of-bounds write,
+an endless wave or a timeout is a :class:`~ptxvm.errors.KernelFault` (``WatchdogError`` for
+the last two).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+from ...errors import KernelFault, LaunchError, WatchdogError
+from . import Capabilities, Executor, LaunchRequest, Unavailable, register
+
+TARGETS = ("gfx90a", "gfx908", "gfx942", "gfx1100")
+_CLANGS = ["clang"] + [f"clang-{v}" for v in range(22, 13, -1)]     # the tool's own search order
+_TOOL_FILE = "emu_amdgpu.py"
+_LOCK = threading.Lock()
+_TOOL: Any = None
+
+
+class EmulatorLimit(LaunchError):
+    """The emulator cannot run this kernel (not a fault of the kernel or of ptxvm).
+    ``reason``: 'aperture' | 'mubuf_scratch' | 'instruction' | 'endless' ; ``instruction`` for
+    'instruction': the mnemonic the emulator could not compile or decode."""
+
+    def __init__(self, message: str, reason: str, instruction: str | None = None) -> None:
+        self.reason, self.instruction = reason, instruction
+        super().__init__(message)
+
+
+def tool_dir() -> Path | None:
+    """Where the emulator tool is: ``$PTXVM_EMU_TOOL``, else ``shared/tools/amdgpu-emu`` beside
+    the repository (CI's layout) or inside it; None when absent."""
+    env = os.environ.get("PTXVM_EMU_TOOL")
+    root = Path(__file__).resolve().parents[3]
+    candidates = [Path(env)] if env else [root.parent / "shared/tools/amdgpu-emu", root / "shared/tools/amdgpu-emu"]
+    return next((c for c in candidates if (c / _TOOL_FILE).is_file()), None)
+
+
+def clang() -> str | None:
+    """The clang the tool will use (``$EMU_CLANG`` or the first of clang, clang-22 .. clang-14)."""
+    names = [os.environ["EMU_CLANG"]] if os.environ.get("EMU_CLANG") else _CLANGS
+    return next((p for p in map(shutil.which, names) if p), None)
+
+
+def why_unavailable() -> str | None:
+    if tool_dir() is None:
+        where = os.environ.get("PTXVM_EMU_TOOL") or "../shared/tools/amdgpu-emu beside the repository"
+        return f"the AMD ISA emulator tool ({where}, or $PTXVM_EMU_TOOL) is not here"
+    if clang() is None:
+        return "clang is not on PATH (the emulator compiles ISA pseudocode with it): apt-get install clang-19"
+    return None
+
+
+def _tool() -> Any:
+    """The tool's module, imported and set up once."""
+    global _TOOL
+    with _LOCK:
+        if _TOOL is None:
+            reason = why_unavailable()
+            if reason:
+                raise Unavailable(f"emu executors are unavailable here: {reason}")
+            d = str(tool_dir())
+            if d not in sys.path:
+                sys.path.insert(0, d)
+            import emu_amdgpu
+            try:
+                emu_amdgpu.setup()
+            except emu_amdgpu.EmuError as e:
+                raise Unavailable(f"the AMD ISA emulator could not be set up: {e}") from None
+            _TOOL = emu_amdgpu
+        return _TOOL
+
+
+def _code_object(kernel, target: str):
+    """The module translated for ``target``, once per module."""
+    key = ("emu", target)
+    obj = kernel.module._programs.get(key)
+    if obj is None:
+        import ptxvm
+        obj = kernel.module._programs[key] = ptxvm.compile(kernel.module.ir, target=target)
+    return obj
+
+
+def _launcher(target: str):
+    name = f"emu:{target}"
+
+    def launch(request: LaunchRequest):
+        from .. import api, kernarg
+        tool = _tool()
+        kernel = request.kernel
+        obj = _code_object(kernel, target)
+        ka = kernarg.pack(obj.metadata[kernel.name], kernel.params, request.args, request.grid, request.block,
+                          request.shared_mem, device=name)
+        stats = api.LaunchStats()
+        kernel.stats = stats
+        timeout = float(os.environ.get("PTXVM_EMU_TIMEOUT", os.environ.get("EMU_TIMEOUT", "900")))
+        try:
+            tool.run_kernel(obj.hsaco, kernel.name, request.grid, request.block, list(ka.values),
+                            dynamic_lds=request.shared_mem, timeout=timeout)
+        except tool.EmuError as e:
+            raise _error(e, name, kernel.name) from None
+        return stats
+
+    return launch
+
+
+_INSTR = re.compile(r"\b(s_memtime|s_memrealtime|s_sendmsg_rtn_b(?:32|64)|s_trap|v_exp_f16|v_mad_f32|v_mac_f32|"
+                    r"[sv]_[a-z0-9_]+)\b")
+
+
+def _error(e: Any, device: str, kernel: str) -> Exception:
+    """The tool's EmuError as the ptxvm error a user of a GPU would get for the same thing."""
+    stage, text = getattr(e, "stage", "emulator"), str(e)
+    first = text.splitlines()[0] if text else stage
+    where = f"kernel `{kernel}` on {device}"
+    if stage == "unsupported":
+        reason = "aperture" if "src_shared_base" in text or "apertures" in text else "mubuf_scratch"
+        return EmulatorLimit(f"{where} cannot be emulated: {first}", reason)
+    if stage == "args":
+        if "read-only" in text:
+            return LaunchError(f"the kernel wrote to read-only numpy argument(s) on {device} ({first}); pass "
+                               "writable arrays to receive the writes")
+        return LaunchError(f"{where}: {first}")
+    if stage in ("load", "setup"):
+        return LaunchError(f"{where}: the emulator refused the code object: {first}")
+    if stage == "timeout":
+        return WatchdogError(f"{where} ran past the emulator's time limit ({first}); set PTXVM_EMU_TIMEOUT "
+                             "(seconds) to wait longer", kernel=kernel)
+    if stage == "oob":
+        return KernelFault(f"{where} wrote out of bounds of its buffers: {first}", kernel=kernel)
+    if stage == "crash":
+        return KernelFault(f"{where} crashed the emulator (a bad memory access, or an emulator bug): {first}",
+                           kernel=kernel)
+    if "infinite loop" in text:
+        return EmulatorLimit(f"{where}: a wave ran 1M instructions without reaching a barrier; workgroups run "
+                             f"one after another on the emulator, so a wait on another block never ends ({first})",
+                             "endless")
+    m = _INSTR.search(text)
+    if m and any(w in text for w in ("compile", "decode", "not supported", "Unknown", "unknown", "Error")):
+        return EmulatorLimit(f"{where} cannot be emulated: the emulator cannot run `{m.group(1)}` ({first})",
+                             "instruction", m.group(1))
+    return KernelFault(f"{where} failed in the emulator: {first}", kernel=kernel)
+
+
+def _register(target: str) -> Executor:
+    return register(Executor(
+        f"emu:{target}", f"the AMD ISA emulator running the {target} code object (a test tool; slow)",
+        # Workgroups run one after another, in order: deterministic. No steps, traces or printf.
+        Capabilities(host_cpu=False, packages=("llvmlite", "ziglang"),
+                     needs_why="translates the kernel to an AMD code object (LLVM, ld.lld)",
+                     deterministic=True, warp=True, opt_in=True),
+        _launcher(target), why_unavailable))
+
+
+EXECUTORS = tuple(_register(t) for t in TARGETS)
