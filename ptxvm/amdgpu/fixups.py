@@ -243,7 +243,7 @@ def _order(fl: FunctionLowering, i: ir.Instruction, acc: Access) -> None:
 
 # ---------------------------------------------------------------------- 5. dead values
 
-_PURE = (llins.CastInstr, llins.GEPInstr, llins.CompareInstr, llins.SelectInstr, llins.AllocaInstr)
+_SIDE_EFFECT_FREE = (llins.CastInstr, llins.GEPInstr, llins.CompareInstr, llins.SelectInstr, llins.AllocaInstr)
 
 
 def _drop_dead_values(fl: FunctionLowering) -> None:
@@ -254,7 +254,7 @@ def _drop_dead_values(fl: FunctionLowering) -> None:
             uses[id(op)] = uses.get(id(op), 0) + 1
     dead: set[int] = set()
     for i in reversed(instrs):          # users come after their operands within a block
-        if uses.get(id(i)) or not (isinstance(i, _PURE) or type(i) is llins.LoadInstr):
+        if uses.get(id(i)) or not (isinstance(i, _SIDE_EFFECT_FREE) or type(i) is llins.LoadInstr):
             continue
         dead.add(id(i))
         for op in i.operands:

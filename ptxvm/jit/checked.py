@@ -128,7 +128,7 @@ class CheckedMemory:
         return ptr
 
     def _grouped_check(self, fl, group, ins, size, align, site) -> bool:
-        """A `ld.shared` of a group (``_shared_load_groups``): loads through one base register
+        """A `ld.shared` of a group (``passes.shared_loads``): loads through one base register
         with constant offsets, only side-effect-free instructions between them.  The first one
         checks the whole group's range with one compare; when that fails, a slow path checks
         each load in program order (alignment, then bounds) and faults at the first bad one,
