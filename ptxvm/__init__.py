@@ -26,9 +26,11 @@ def parse(text: str | bytes, filename: str | None = None, *, verify: bool = True
 
 
 def load(path, *, verify: bool = True, cache: bool | None = None):
-    """Parse a PTX file, through the content-hash cache unless disabled."""
-    from .frontend.cache import load_file
-    return load_file(path, verify=verify, use_cache=cache)
+    """Parse a file's PTX, through the content-hash cache unless disabled: a PTX file, CUDA C++
+    (``.cu``, through NVRTC) or what nvcc writes (``.cubin``, ``.fatbin``, executables)."""
+    from .frontend.cache import load_text
+    from .frontend.sources import read_ptx
+    return load_text(*read_ptx(path), verify=verify, use_cache=cache)
 
 
 def format_ptx(module) -> str:
@@ -42,11 +44,14 @@ def __getattr__(name: str):
     if name in ("Module", "DeviceArray", "Kernel", "to_device", "Device", "default_device"):
         from . import driver
         return getattr(driver, name)
+    if name in ("RawModule", "RawKernel"):   # CUDA C++ through NVRTC, in CuPy's shape
+        from .driver import cuda_source
+        return getattr(cuda_source, name)
     if name == "compile":               # PTX -> AMD GPU code object (pulls in llvmlite)
         from .amdgpu import compile
         return compile
     raise AttributeError(f"module 'ptxvm' has no attribute {name!r}")
 
 
-__all__ = ["Module", "DeviceArray", "Kernel", "to_device", "Device", "default_device", "KernelFault", "LaunchError", "ResourceError", "parse", "load", "format_ptx", "PtxError", "PtxSyntaxError", "PtxSemanticError",
+__all__ = ["Module", "RawModule", "RawKernel", "DeviceArray", "Kernel", "to_device", "Device", "default_device", "KernelFault", "LaunchError", "ResourceError", "parse", "load", "format_ptx", "PtxError", "PtxSyntaxError", "PtxSemanticError",
            "PtxEncodingError", "Diagnostic", "UnsupportedError", "CodegenError", "__version__"]

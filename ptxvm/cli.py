@@ -131,15 +131,16 @@ def _kernel_json(k) -> dict:
 
 def _check_one(path: str, args) -> tuple[bool, dict | None, list[str]]:
     """Returns (ok, json record, human-readable lines)."""
-    from .frontend.cache import check_file
+    from .frontend.cache import check_bytes
+    from .frontend.sources import read_ptx
     from .ir.summary import summarize_module
     try:
-        result = check_file(path, use_cache=False if args.no_cache else None)
+        result = check_bytes(*read_ptx(path), use_cache=False if args.no_cache else None)
     except OSError as exc:
         msg = _read_error(path, exc)
         return False, {"file": path, "ok": False, "errors": [_error_json(msg)], "warnings": [],
                        "kernels": []}, [f"{path}: error: {msg}"]
-    except PtxEncodingError as exc:
+    except PtxError as exc:       # not UTF-8; no PTX in a fatbin; CUDA source that does not compile
         diags = list(exc.diagnostics)
         from .frontend.cache import CheckResult
         result = CheckResult(None, diags)

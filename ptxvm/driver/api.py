@@ -86,8 +86,10 @@ class Module:
 
     @classmethod
     def from_file(cls, path) -> "Module":
-        p = Path(path)
-        return cls(p.read_bytes(), str(p))
+        """A module from a file: PTX, CUDA C++ (``.cu``, through NVRTC), or what nvcc writes
+        (``.cubin``, ``.fatbin``, an executable or shared library): see ``frontend.sources``."""
+        from ..frontend.sources import read_ptx
+        return cls(*read_ptx(path))
 
     @property
     def kernels(self) -> Mapping[str, tuple[Param, ...]]:
