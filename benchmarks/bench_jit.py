@@ -419,7 +419,7 @@ def measure_compile(name: str, case: Case) -> tuple[dict, object]:
     cold (nothing cached: lift + LLVM O2 + load), then warm (another new Module, the in-memory
     cache dropped: lift + disk cache hit + load). Also the cold compile's phases."""
     from ptxvm.driver.api import default_device
-    from ptxvm.interp.executor import layout
+    from ptxvm.machine.symbols import layout
     from ptxvm.backend import toolchain
     from ptxvm.jit.host import HostHooks
     from ptxvm.jit.layout import THREAD_HEADER

@@ -152,32 +152,3 @@ class CodegenError(PtxError):
 
     This is a bug in ptxvm's lowering, not in the user's PTX; the message carries LLVM's own text.
     """
-
-
-def kernel_fault(cls: type[KernelFault], message: str, *, kernel: str, block: tuple, thread: tuple,
-                 instruction=None, loc: tuple[int, int, int] | None = None, files: dict | None = None,
-                 memory=None, address: int | None = None, space: str | None = None) -> KernelFault:
-    """The one fault report every executor raises: the message, then kernel, block and thread,
-    the instruction with its CUDA source line (from `.loc`), and the address for memory faults.
-    ``instruction`` is an IR instruction (its span gives the PTX location) or None."""
-    source = where = ""
-    if instruction is not None and loc is not None:
-        f, line, _col = loc
-        source = f"{(files or {}).get(f, f'file {f}')}:{line}"
-        where = f" [{source}]"
-    text = str(instruction) if instruction is not None else None
-    from .demangle import demangle        # pure Python; a C++ name reads better than _Z...
-    shown = demangle(kernel)
-    named = f"`{shown}` ({kernel})" if shown else f"`{kernel}`"
-    full = f"{message}\n  in kernel {named}, block {block}, thread {thread}"
-    if text:
-        full += f"\n  at `{text}`{where}"
-    if address is not None and cls is KernelFault:
-        full += f"\n  address 0x{address:x} in the .{space} state space"
-    span = instruction.span if instruction is not None else None
-    err = cls(full, kernel=kernel, block=block, thread=thread, instruction=text,
-              filename=span.filename if span else None, line=span.line if span and span.line else None,
-              column=span.column if span and span.line else None, source=source or None,
-              address=address, space=space)
-    err.memory = memory
-    return err

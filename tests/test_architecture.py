@@ -38,9 +38,6 @@ ALLOWED: dict[str, frozenset[str]] = {
 }
 
 KNOWN_DEBT = frozenset({
-    ("jit", "interp"),                                   # memory map, heap, images
-    ("amdgpu", "interp"),                                # encode_init
-    ("ptxvm.jit.executor", "ptxvm.interp.ops.calls._format"),
     ("ptxvm.isa", "ptxvm.ir.types"),                     # the table decodes types: ir <-> isa
 })
 

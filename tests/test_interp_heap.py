@@ -12,7 +12,7 @@ import pytest
 
 import ptxvm
 from ptxvm.driver.api import default_device
-from ptxvm.interp import heap
+from ptxvm.machine import heap
 
 
 @pytest.fixture(autouse=True)

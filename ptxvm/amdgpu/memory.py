@@ -171,7 +171,7 @@ class MemoryHooks:
 
     @staticmethod
     def _initial_bytes(d: ptx.VarDecl, size: int) -> bytes:
-        from ..interp.executor import encode_init
+        from ..machine.image import encode_init
 
         if d.init is None:
             return bytes(size)

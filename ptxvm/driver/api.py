@@ -31,7 +31,7 @@ from .. import limits
 from ..errors import LaunchError, PtxSyntaxError
 from ..ir import nodes as ir
 from ..ir.resources import check_resources
-from ..interp.executor import LaunchStats
+from ..machine.launch import LaunchStats
 from . import executors
 from .arrays import LAUNCH_LOCK, Device, DeviceArray, default_device, to_device  # noqa: F401
 

@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import LaunchError
-from ..interp.executor import ModuleImage, place_globals
-from ..interp.memory import Allocation, DeviceMemory
+from ..machine.addressmap import function_addresses
+from ..machine.image import ModuleImage, place_globals
+from ..machine.memory import Allocation, DeviceMemory
 
 if TYPE_CHECKING:
     from .api import Module
@@ -42,7 +43,7 @@ class Device:
         with LAUNCH_LOCK:
             img = self.images.get(module)
             if img is None:
-                funcs = {name: 0xF000_0000_0000 + i * 16 for i, name in enumerate(module.ir.functions)}
+                funcs = function_addresses(module.ir.functions)
                 img = self.images[module] = place_globals(module.ir, self.memory, funcs)
             return img
 

@@ -10,8 +10,8 @@ from typing import Any
 
 from .. import limits
 from ..errors import LaunchError
-from ..interp.executor import LaunchStats, param_block
-from ..interp.state import Geometry
+from ..machine.launch import Geometry, LaunchStats
+from ..machine.symbols import param_block
 from .args import bind
 from .arrays import default_device
 from .executors import LaunchRequest

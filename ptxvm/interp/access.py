@@ -30,12 +30,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .memory import LOCAL_BASE, LOCAL_LIMIT, SHARED_BASE, SHARED_LIMIT, MemoryFault, window_bad
-from .state import PARAM_BASE, PARAM_LIMIT, Batch
-
-# Generic windows: (space, first generic address, end).
-_WINDOWS = (("shared", SHARED_BASE, SHARED_LIMIT), ("local", LOCAL_BASE, LOCAL_LIMIT),
-            ("param", PARAM_BASE, PARAM_LIMIT))
+from ..machine import reports
+from ..machine.addressmap import WINDOWS, window_of
+from ..machine.memory import MemoryFault, window_bad
+from .state import Batch
 
 
 def faulting_lanes(b: Batch, space: str, addr: np.ndarray, nbytes: int, *, write: bool,
@@ -56,20 +54,16 @@ def fault_for(b: Batch, space: str, addr: int, nbytes: int, lane: int, *, write:
     """The fault of one access that :func:`faulting_lanes` marked, worded as the memory layer
     words it; ``lane`` is the batch lane to report."""
     align = nbytes if align is None else align
-    kind, at = _classify(addr) if space == "generic" else (space, addr)
+    kind, at = window_of(addr) if space == "generic" else (space, addr)
     if align > 1 and addr & (align - 1):
-        return MemoryFault(f"misaligned {kind} access: {align}-byte access at 0x{at:x} is not "
-                           f"{align}-byte aligned", lane, at, kind)
+        return MemoryFault(reports.misaligned(kind, align, at), lane, at, kind)
     if write and kind == "const":
-        return MemoryFault("store to the read-only .const state space", lane, at, kind)
+        return MemoryFault(reports.STORE_TO_CONST, lane, at, kind)
     if write and kind == "param":
-        return MemoryFault("store to a kernel parameter (.param is read-only in kernels)", lane, at, kind)
+        return MemoryFault(reports.STORE_TO_PARAM, lane, at, kind)
     if kind in ("global", "const"):
-        return MemoryFault(f"out-of-bounds {kind} access of {nbytes} bytes at 0x{at:x} "
-                           f"({b.memory.nearest(at)})", lane, at, kind)
-    size = window_size(b, kind)
-    return MemoryFault(f"out-of-bounds {kind} access of {nbytes} bytes at offset 0x{at:x}; "
-                       f"the {kind} window holds {size} bytes", lane, at, kind)
+        return MemoryFault(reports.out_of_bounds(kind, nbytes, at, b.memory.nearest(at)), lane, at, kind)
+    return MemoryFault(reports.window_out_of_bounds(kind, nbytes, at, window_size(b, kind)), lane, at, kind)
 
 
 def first_fault(b: Batch, space: str, addr: np.ndarray, nbytes: int, lanes: np.ndarray, bad: np.ndarray, *,
@@ -85,13 +79,6 @@ def window_size(b: Batch, space: str) -> int:
     if space == "local":
         return b.local_bytes
     return int(b.params.size)
-
-
-def _classify(addr: int) -> tuple[str, int]:
-    for space, lo, hi in _WINDOWS:
-        if lo <= addr < hi:
-            return space, addr - lo
-    return "global", addr
 
 
 def _misaligned(addr: np.ndarray, align: int) -> np.ndarray | None:
@@ -119,12 +106,12 @@ def _out_of_range(b: Batch, space: str, addr: np.ndarray, nbytes: int, write: bo
 def _generic_bad(b: Batch, addr: np.ndarray, nbytes: int, write: bool) -> np.ndarray | None:
     out = None
     rest = np.ones(addr.shape, dtype=bool)
-    for space, lo, hi in _WINDOWS:
-        sel = (addr >= np.uint64(lo)) & (addr < np.uint64(hi))
+    for w in WINDOWS:
+        sel = (addr >= np.uint64(w.base)) & (addr < np.uint64(w.limit))
         if not sel.any():
             continue
         rest &= ~sel
-        sub = _out_of_range(b, space, addr[sel] - np.uint64(lo), nbytes, write)
+        sub = _out_of_range(b, w.space, addr[sel] - np.uint64(w.base), nbytes, write)
         if sub is not None:
             out = np.zeros(addr.shape, dtype=bool) if out is None else out
             out[sel] = sub

@@ -11,7 +11,8 @@ from ..ir import nodes as ir
 from ..ir.types import ScalarType, StateSpace
 from .ops import formulas, load_all
 from ..errors import UnsupportedError
-from .program import CompileContext, Control, Op, Program, Symbols, reader
+from ..machine.symbols import Symbols
+from .program import CompileContext, Control, Op, Program, reader
 
 
 WARP_SYNC = frozenset({"shfl", "vote", "match", "redux.sync", "activemask", "bar.warp.sync"})

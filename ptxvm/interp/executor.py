@@ -10,21 +10,22 @@ mode resumes.
 
 from __future__ import annotations
 
-import struct
-from dataclasses import dataclass, field
-
 import numpy as np
 
-from ..errors import DeadlockError, KernelFault, LaunchError, TrapError, WatchdogError, kernel_fault
+from ..errors import DeadlockError, KernelFault, LaunchError, TrapError, WatchdogError
 from ..ir import nodes as ir
-from ..ir.types import StateSpace
+from ..machine import reports
+from ..machine.image import ModuleImage
+from ..machine.launch import Geometry, LaunchStats
+from ..machine.memory import DeviceMemory, MemoryFault
+from ..machine.reports import BarrierWait, BlockWait, WaitSite, kernel_fault
+from ..machine.symbols import layout
 from . import barriers
 from .barriers import BarrierMisuse
 from .compile import compile_kernel
-from .memory import DeviceMemory, MemoryFault
 from .ops.control import _Trap
-from .program import Control, Program, Symbols
-from .state import Batch, Geometry, StackFault
+from .program import Control, Program
+from .state import Batch, StackFault
 
 # The watchdog: instructions one thread may execute (guard true or false), on every executor.
 # The fixture kernels, tests and benchmarks need at most ~130k (a recursion test); an endless
@@ -48,140 +49,6 @@ def memory_budget_default() -> int:
     if value <= 0:
         raise ValueError(f"${BUDGET_ENV} must be positive, got {raw!r}")
     return value
-
-
-@dataclass
-class LaunchStats:
-    # Thread-instructions: one per instruction reached by one thread, its guard predicate true
-    # or false (a predicated-off instruction still issues, as NVIDIA's thread_inst_executed
-    # counts); the same on every executor.
-    instructions: int = 0
-    steps: int = 0                   # instruction steps (one instruction for a group of threads)
-    divergent_steps: int = 0
-    batches: int = 0
-
-
-@dataclass
-class ModuleImage:
-    """A module's global/const variables, placed in one DeviceMemory."""
-
-    addresses: dict[str, int] = field(default_factory=dict)
-    functions: dict[str, int] = field(default_factory=dict)
-
-
-def place_globals(module: ir.Module, memory: DeviceMemory, functions: dict[str, int]) -> ModuleImage:
-    image = ModuleImage(functions=dict(functions))
-    decls = [d for d in module.items if isinstance(d, ir.VarDecl)
-             and d.space in (StateSpace.GLOBAL, StateSpace.CONST)]
-    for d in decls:
-        size = _declared_bytes(d)
-        a = memory.alloc(size, d.name, space="const" if d.space is StateSpace.CONST else "global")
-        image.addresses[d.name] = a.base
-    for d in decls:
-        if d.init is not None:
-            data = encode_init(d, {**image.addresses, **functions})
-            memory.find(image.addresses[d.name]).data[:len(data)] = np.frombuffer(data, dtype=np.uint8)
-    return image
-
-
-def _declared_bytes(d: ir.VarDecl) -> int:
-    """A variable's size; `a[] = {1, 2, 3}` takes its size from the initialiser (PTX ISA §5.4.4)."""
-    size = d.size_bytes()
-    if size is None and d.init is not None:
-        return len(encode_init(d, {}))      # the length does not depend on symbol addresses
-    return size or 0
-
-
-def encode_init(d: ir.VarDecl, symbols: dict[str, int]) -> bytes:
-    """The bytes of a variable's initialiser (little-endian, as on the GPU)."""
-    t = d.type
-    size = max(t.bits // 8, 1)
-    flat: list = []
-
-    def walk(x):
-        if isinstance(x, ir.InitList):
-            for e in x.elements:
-                walk(e)
-        else:
-            flat.append(x)
-    walk(d.init)
-    out = bytearray()
-    for v in flat:
-        if isinstance(v, ir.SymbolRef):
-            value = symbols.get(v.name, 0) + v.offset
-            out += value.to_bytes(size, "little", signed=False)
-        elif t.kind == "f":
-            if v.kind is ir.ImmKind.F32 and t.bits == 32 or v.kind is ir.ImmKind.F64 and t.bits == 64:
-                out += int(v.value).to_bytes(size, "little")
-            else:
-                fv = float(v.value) if v.kind is not ir.ImmKind.F32 else struct.unpack("<f", struct.pack("<I", v.value))[0]
-                out += struct.pack("<f" if t.bits == 32 else "<d", fv) if t.bits in (32, 64) else bytes(size)
-        else:
-            out += (int(v.value) & ((1 << (8 * size)) - 1)).to_bytes(size, "little")
-    total = d.size_bytes() or len(out)
-    return bytes(out[:total]) + bytes(max(0, total - len(out)))
-
-
-def layout(module: ir.Module, kernel: ir.Function, image: ModuleImage, dynamic_shared: int) -> Symbols:
-    s = Symbols(globals=dict(image.addresses), functions=dict(image.functions))
-    off = 0
-
-    def place(d: ir.VarDecl, table: dict[str, int], at: int) -> int:
-        align = d.align or max(d.element_bytes(), 1)
-        at = (at + align - 1) // align * align
-        table[d.name] = at
-        return at + (d.size_bytes() or 0)
-
-    extern_shared = []
-    for d in module.items:
-        if isinstance(d, ir.VarDecl) and d.space is StateSpace.SHARED:
-            if d.size_bytes() is None or (d.linkage and d.linkage.value == "extern"):
-                extern_shared.append(d)
-            else:
-                off = place(d, s.shared, off)
-    local = 0
-    funcs = [kernel] + [f for f in module.functions.values() if f.body is not None and not f.is_kernel]
-    for f in funcs:
-        frame: dict[str, int] = {}
-        frame_end, frame_align = 0, 16
-        for st in f.body.walk():
-            if isinstance(st, ir.VarDecl):
-                if st.space is StateSpace.SHARED:
-                    if st.size_bytes() is None:
-                        extern_shared.append(st)
-                    else:
-                        off = place(st, s.shared, off)
-                elif st.space is StateSpace.LOCAL:
-                    # One flat placement of every function's locals (what the host JIT reads) and,
-                    # for the interpreter, a call frame per function: each activation of a `.func`
-                    # (recursion included) gets its own copy of its `.local` variables.
-                    local = place(st, s.local, local)
-                    frame_end = place(st, frame, frame_end)
-                    frame_align = max(frame_align, st.align or 1)
-        s.local_frames[f.name] = frame
-        s.frame_bytes[f.name] = (frame_end + frame_align - 1) // frame_align * frame_align
-        s.frame_align[f.name] = frame_align
-    dyn = (off + 15) // 16 * 16
-    for d in extern_shared:
-        s.shared[d.name] = dyn
-    s.dynamic_shared_at = dyn
-    s.shared_bytes = dyn + dynamic_shared if (extern_shared or dynamic_shared) else off
-    s.local_bytes = local
-    p = 0
-    for prm in kernel.params:
-        p = place(prm, s.params, p)
-    return s
-
-
-def param_block(kernel: ir.Function, symbols: Symbols, values: list[bytes]) -> np.ndarray:
-    size = 0
-    for prm in kernel.params:
-        size = max(size, symbols.params[prm.name] + (prm.size_bytes() or 0))
-    buf = np.zeros(max((size + 15) // 16 * 16, 16), dtype=np.uint8)
-    for prm, raw in zip(kernel.params, values):
-        o = symbols.params[prm.name]
-        buf[o:o + len(raw)] = np.frombuffer(raw, dtype=np.uint8)
-    return buf
 
 
 def run_kernel(program: Program, geometry: Geometry, memory: DeviceMemory, params: np.ndarray,
@@ -301,8 +168,7 @@ def _run_batch(program: Program, b: Batch, max_steps: int) -> None:
         # The budget is per thread (as on the host JIT); no thread ran more steps than the batch.
         if b.steps > max_steps and (over := _over_budget(b, lanes, max_steps)) is not None:
             raise _fault(WatchdogError, program, b, over,
-                         f"the launch exceeded its budget of {max_steps:,} steps in one thread (an endless "
-                         "loop?); raise it with --max-steps N (max_steps=N from Python)", ops[p])
+                         reports.watchdog_message(max_steps), ops[p])
         op = ops[p]
         active = lanes
         if op.guard is not None:
@@ -450,39 +316,33 @@ def _fault(cls, program: Program, b: Batch, lane: int, message: str, op, **extra
 
 def _deadlock(program: Program, b: Batch) -> DeadlockError:
     """Per blocked CTA and barrier: what it expects, what has arrived, who waits where."""
-    lines = []
-
-    def num(x: float) -> str:
-        return f"{x:g}"
-
-    for cta in range(b.n_ctas):
-        sel = b.cta_slot == cta
-        waiting = np.nonzero(sel & b.waiting)[0]
-        if waiting.size == 0:
-            continue
-        block, _ = _thread_of(b, int(waiting[0]))
-        n_live = int((sel & ~b.exited).sum())
-        lines.append(f"  block {block}: {waiting.size} of {n_live} non-exited threads wait at barriers, "
-                     f"{int((sel & b.exited).sum())} exited")
-        for bid in np.unique(b.bar_id[waiting]):
-            at, weighted, want, _ = barriers.status(b, int(bid))
-            here = waiting[b.bar_id[waiting] == bid]
-            arrived = b.bar_arrived[cta, bid]
-            if want[cta] > 0:
-                lines.append(f"    barrier {int(bid)} expects {int(want[cta])} threads, has {num(weighted[cta])} "
-                             f"({num(weighted[cta] - arrived)} waiting, {num(arrived)} by `bar.arrive`)")
-            else:
-                lines.append(f"    barrier {int(bid)} expects all {n_live} non-exited threads, has {here.size}")
-            for pc in np.unique(b.bar_pc[here])[:4]:
-                op = program.ops[int(pc)]
-                who = here[b.bar_pc[here] == pc]
-                lines.append(f"      waiting: threads {[_thread_of(b, int(t))[1] for t in who[:3]]}"
-                             f"{' ...' if who.size > 3 else ''} at line {op.ins.span.line}: `{op.ins}`")
+    blocks = [_block_wait(program, b, cta) for cta in range(b.n_ctas)]
     lane = int(np.nonzero(b.waiting)[0][0])
-    err = _fault(DeadlockError, program, b, lane,
-                 "deadlock: threads wait at a barrier that the rest of their block can never reach\n"
-                 + "\n".join(lines[:40]), None)
-    return err
+    return _fault(DeadlockError, program, b, lane, reports.deadlock_message(w for w in blocks if w is not None), None)
+
+
+def _block_wait(program: Program, b: Batch, cta: int) -> BlockWait | None:
+    """The deadlock report's facts of one CTA slot (None: nothing of it waits)."""
+    sel = b.cta_slot == cta
+    waiting = np.nonzero(sel & b.waiting)[0]
+    if waiting.size == 0:
+        return None
+    n_live = int((sel & ~b.exited).sum())
+    bars = []
+    for bid in np.unique(b.bar_id[waiting]):
+        _, weighted, want, _ = barriers.status(b, int(bid))
+        here = waiting[b.bar_id[waiting] == bid]
+        sites = []
+        for pc in np.unique(b.bar_pc[here])[:4]:
+            op = program.ops[int(pc)]
+            who = here[b.bar_pc[here] == pc]
+            sites.append(WaitSite(tuple(_thread_of(b, int(t))[1] for t in who[:3]), who.size > 3,
+                                  op.ins.span.line, str(op.ins)))
+        counted = want[cta] > 0
+        bars.append(BarrierWait(int(bid), int(want[cta]), float(weighted[cta]) if counted else int(here.size),
+                                float(b.bar_arrived[cta, bid]) if counted else 0, tuple(sites)))
+    return BlockWait(_thread_of(b, int(waiting[0]))[0], int(waiting.size), n_live, int((sel & b.exited).sum()),
+                     tuple(bars))
 
 
 def prepare(module: ir.Module, kernel: ir.Function, image: ModuleImage, dynamic_shared: int) -> Program:

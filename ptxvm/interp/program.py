@@ -9,7 +9,7 @@ once here into small reader/writer closures, so the run loop does no lookups.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
@@ -19,7 +19,9 @@ from ..ir import nodes as ir
 from ..ir.sregs import lookup_special
 from ..ir.types import ScalarType, StateSpace
 from .lanevalues import Affine, extend as extend_affine
-from .state import FLOAT, PARAM_BASE, SINT, UINT, Batch, storage_dtype
+from ..machine.addressmap import PARAM_BASE
+from ..machine.symbols import Symbols
+from .state import FLOAT, SINT, UINT, Batch, storage_dtype
 
 Reader = Callable[[Batch, np.ndarray], np.ndarray]
 Writer = Callable[[Batch, np.ndarray, np.ndarray], None]
@@ -46,26 +48,6 @@ class Op:
     guard: "Reader | None" = None
     guard_negated: bool = False
     warp_sync: bool = False      # reads other lanes: must run with every lane that reaches it together
-
-
-@dataclass
-class Symbols:
-    """Where module-level and kernel-level names live for this launch."""
-
-    globals: dict[str, int] = field(default_factory=dict)      # name -> generic address
-    shared: dict[str, int] = field(default_factory=dict)       # name -> offset in the shared window
-    local: dict[str, int] = field(default_factory=dict)        # name -> offset in the local window
-    params: dict[str, int] = field(default_factory=dict)       # name -> offset in the param block
-    functions: dict[str, int] = field(default_factory=dict)    # name -> function "address"
-    shared_bytes: int = 0
-    local_bytes: int = 0
-    # Call frames (interpreter): per function, its `.local` variables' offsets in its frame, the
-    # frame's size and alignment. A kernel's frame starts at local offset 0; a `.func`'s at the
-    # stack pointer of the calling thread when it is called.
-    local_frames: dict[str, dict[str, int]] = field(default_factory=dict)
-    frame_bytes: dict[str, int] = field(default_factory=dict)
-    frame_align: dict[str, int] = field(default_factory=dict)
-    dynamic_shared_at: int = 0                                 # offset of `.extern .shared` arrays
 
 
 @dataclass
@@ -446,6 +428,6 @@ def numpy_dtype(t: ScalarType) -> np.dtype:
     return np.dtype(UINT[max(t.bits, 8)])
 
 
-__all__ = ["Control", "Op", "Program", "Symbols", "CompileContext", "reader", "writer", "address",
+__all__ = ["Control", "Op", "Program", "CompileContext", "reader", "writer", "address",
            "lane_reader", "address_formula",
            "numpy_dtype", "storage_dtype", "extend", "symbol_address"]

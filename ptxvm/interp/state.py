@@ -13,14 +13,12 @@ import numpy as np
 
 from .. import limits
 from ..ir.types import ScalarType
+from ..machine import reports
+from ..machine.addressmap import LOCAL_BASE, LOCAL_LIMIT, PARAM_BASE, PARAM_LIMIT, SHARED_BASE, SHARED_LIMIT
+from ..machine.launch import Geometry
+from ..machine.memory import DeviceMemory, MemoryFault, check_alignment, window_offsets
 from .lanevalues import Affine, materialize
-from .memory import (
-    LOCAL_BASE, LOCAL_LIMIT, SHARED_BASE, SHARED_LIMIT, DeviceMemory, MemoryFault, check_alignment,
-    window_offsets,
-)
 
-PARAM_BASE = 0x3_0000_0000
-PARAM_LIMIT = 0x3_0001_0000
 WARP = 32
 
 UINT = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
@@ -41,20 +39,6 @@ class StackFault(Exception):
     def __init__(self, lane: int, message: str) -> None:
         super().__init__(message)
         self.lane, self.message = lane, message
-
-
-@dataclass
-class Geometry:
-    grid: tuple[int, int, int]
-    block: tuple[int, int, int]
-
-    @property
-    def threads_per_cta(self) -> int:
-        return self.block[0] * self.block[1] * self.block[2]
-
-    @property
-    def ctas(self) -> int:
-        return self.grid[0] * self.grid[1] * self.grid[2]
 
 
 @dataclass
@@ -198,9 +182,7 @@ class Batch:
             return
         cap = self.stack_base + limits.current().stack_per_thread
         if need > cap:
-            raise StackFault(lane, f"stack overflow: the `.local` call frames need {need:,} bytes of local "
-                                   f"memory per thread, more than the {cap:,} this launch provides "
-                                   "(stack_per_thread)")
+            raise StackFault(lane, reports.local_window_full(need, cap))
         old = self.local_bytes
         new = min(max(need, 2 * old, 256), cap)
         new = (new + 15) // 16 * 16
@@ -314,7 +296,7 @@ class Batch:
             self._generic(addr, n, lanes, None, None, values=values)
             return
         if space == "param":
-            raise MemoryFault("store to a kernel parameter (.param is read-only in kernels)", 0,
+            raise MemoryFault(reports.STORE_TO_PARAM, 0,
                               int(addr[0]), space)
         buf, idx = self._window(space, addr, n, lanes)
         buf.view(values.dtype)[idx // n] = values

@@ -11,16 +11,9 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from ..interp.memory import (
-    GLOBAL_BASE,
-    LOCAL_BASE,
-    LOCAL_LIMIT,
-    SHARED_BASE,
-    SHARED_LIMIT,
-)
-from ..interp.state import PARAM_BASE, PARAM_LIMIT
 from ..ir import nodes as ptx
 from ..lift.function import I1, I8P, I32, I64, resize
+from ..machine.addressmap import GLOBAL_BASE, LOCAL_BASE, LOCAL_LIMIT, PARAM_BASE, PARAM_LIMIT, SHARED_BASE, SHARED_LIMIT
 from . import layout as L
 from .state import GroupCheck, host_state
 

@@ -22,15 +22,17 @@ from functools import cached_property
 import numpy as np
 
 from .. import limits
-from ..errors import DeadlockError, KernelFault, TrapError, WatchdogError, kernel_fault
-from ..interp import heap
-from ..interp.ops.async_copy import cp_async_too_big
-from ..interp.executor import LaunchStats, ModuleImage, layout
-from ..interp.memory import (GLOBAL_BASE, LOCAL_BASE, LOCAL_LIMIT, SHARED_BASE, SHARED_LIMIT, DeviceMemory,
-                             MemoryFault)
-from ..interp.state import PARAM_BASE, PARAM_LIMIT, Geometry
+from ..errors import DeadlockError, KernelFault, TrapError, WatchdogError
 from ..ir import nodes as ptx
 from ..lift.module import LiftedModule, Site, lift_kernel
+from ..machine import heap, reports
+from ..machine.addressmap import GLOBAL_BASE, LOCAL_BASE, SHARED_BASE, window_of
+from ..machine.image import ModuleImage
+from ..machine.launch import Geometry, LaunchStats
+from ..machine.memory import DeviceMemory, MemoryFault
+from ..machine.printf import format_printf
+from ..machine.reports import BarrierWait, BlockWait, WaitSite, cp_async_too_big, kernel_fault
+from ..machine.symbols import layout
 from ..passes import CallGraph
 from . import layout as L
 from .host import HostHooks
@@ -52,7 +54,7 @@ _HOST_CALL = ctypes.CFUNCTYPE(ctypes.c_uint64, ctypes.c_uint64, ctypes.c_uint32,
 class JitProgram:
     kernel: ptx.Function
     lifted: LiftedModule
-    symbols: object                    # interp.program.Symbols: the launch's memory layout
+    symbols: object                    # machine.symbols.Symbols: the launch's memory layout
     record_bytes: int
     loaded: object                     # keeps the machine code alive
     driver: object
@@ -554,9 +556,7 @@ class _Batch:
         st = int(state[t])
         v = self.view
         if st == L.State.WATCHDOG:
-            raise self._error(WatchdogError, t, f"the launch exceeded its budget of {int(self.launch.ctx[L.X_BUDGET]):,} "
-                                                "steps in one thread (an endless loop?); raise it with --max-steps N "
-                                                "(max_steps=N from Python)")
+            raise self._error(WatchdogError, t, reports.watchdog_message(int(self.launch.ctx[L.X_BUDGET])))
         if st == L.State.TRAP:
             site = self._site(t)
             what = site.instruction.opcode if site else "trap"
@@ -573,7 +573,7 @@ class _Batch:
         # a generic address lies in.
         space = L.Space.NAMES.get(int(v["fault_space"][t]), "generic")
         if space == "generic":
-            space, addr_in = _classify(addr)
+            space, addr_in = window_of(addr)
         else:
             addr_in = addr
         if space == "param" and addr_in >= 1 << 63:
@@ -587,17 +587,16 @@ class _Batch:
             raise self._error(KernelFault, t, f"indirect call through 0x{addr:x}, which is not the address of "
                                               "a function of this module", address=addr)
         if kind == L.FaultKind.MISALIGNED:
-            msg = f"misaligned {space} access: {size}-byte access at 0x{addr_in:x} is not {size}-byte aligned"
+            msg = reports.misaligned(space, size, addr_in)
         elif kind == L.FaultKind.READONLY:
-            msg = "store to the read-only .const state space"
+            msg = reports.STORE_TO_CONST
         elif space == "param":
-            msg = f"out-of-bounds param access at offset {addr_in}"     # as the interpreter words it
+            msg = reports.param_out_of_bounds(addr_in)
         elif space in ("shared", "local"):
             limit = self.launch.program.symbols.shared_bytes if space == "shared" else self.launch.program.local_window
-            msg = (f"out-of-bounds {space} access of {size} bytes at offset 0x{addr_in:x}; "
-                   f"the {space} window holds {limit} bytes")
+            msg = reports.window_out_of_bounds(space, size, addr_in, limit)
         else:
-            msg = f"out-of-bounds {space} access of {size} bytes at 0x{addr:x} ({self.launch.memory.nearest(addr)})"
+            msg = reports.out_of_bounds(space, size, addr, self.launch.memory.nearest(addr))
         raise self._error(KernelFault, t, msg, address=addr_in, space=space)
 
     def _assert_text(self, t: int) -> str:
@@ -606,8 +605,7 @@ class _Batch:
         text = read.cstring(int(out[0]), t)
         where = read.cstring(int(out[1]), t)
         func = read.cstring(int(out[3]), t)
-        line = int(out[2]) & 0xFFFFFFFF
-        return f"device-side assert failed: `{text}` in {func} at {where}:{line}"
+        return reports.assert_failed(text, func, where, int(out[2]) & 0xFFFFFFFF)
 
     def _heap(self, threads: np.ndarray, state: np.ndarray) -> None:
         """Device malloc/free of the stopped threads, in thread order (as the interpreter's lane
@@ -652,45 +650,43 @@ class _Batch:
             self._remap()
 
     def _printf(self, threads: np.ndarray) -> None:
-        from ..interp.ops.calls import _format
         reader = _MemoryReader(self)
         order = threads[np.argsort(self.cta_slot[threads] * self.tpc + self.view["linear"][threads], kind="stable")]
         for t in order:
             out = self.view["out"][t]
             reader.lane = int(t)
-            self.out.write(_format(reader, int(out[0]), int(out[1]), int(t)))
+            self.out.write(format_printf(reader, int(out[0]), int(out[1]), int(t)))
         self.out.flush()
 
     def _deadlock(self, state: np.ndarray) -> DeadlockError:
-        lines = []
-        v = self.view
-        for cta in range(self.n_ctas):
-            sel = self.cta_slot == cta
-            waiting = np.nonzero(sel & _waiting(state))[0]
-            if waiting.size == 0:
-                continue
-            block, _ = self._where(int(waiting[0]))
-            n_live = int((sel & (state != L.State.EXITED)).sum())
-            lines.append(f"  block {block}: {waiting.size} of {n_live} non-exited threads wait at barriers, "
-                         f"{int((sel & (state == L.State.EXITED)).sum())} exited")
-            for bid in np.unique(v["aux"][waiting]):
-                here = waiting[v["aux"][waiting] == bid]
-                want = int(v["aux2"][here].max())
-                if want:
-                    w, a = self._barrier_count(here, self.arrived.get((cta, int(bid)), set()))
-                    lines.append(f"    barrier {int(bid)} expects {want} threads, has {w + a} "
-                                 f"({w} waiting, {a} by `bar.arrive`)")
-                else:
-                    lines.append(f"    barrier {int(bid)} expects all {n_live} non-exited threads, has {here.size}")
-                for s in np.unique(v["site"][here])[:4]:
-                    ins = self.launch.program.lifted.sites[int(s) - 1].instruction
-                    who = here[v["site"][here] == s]
-                    lines.append(f"      waiting: threads {[self._where(int(t))[1] for t in who[:3]]}"
-                                 f"{' ...' if who.size > 3 else ''} at line {ins.span.line}: `{ins}`")
+        """Per blocked CTA and barrier: what it expects, what has arrived, who waits where."""
+        blocks = [self._block_wait(state, cta) for cta in range(self.n_ctas)]
         first = np.nonzero(_waiting(state))[0]
         t = int(first[0]) if first.size else int(np.nonzero(state != L.State.EXITED)[0][0])
-        return self._error(DeadlockError, t, "deadlock: threads wait at a barrier that the rest of their block "
-                                             "can never reach\n" + "\n".join(lines[:40]))
+        return self._error(DeadlockError, t, reports.deadlock_message(w for w in blocks if w is not None))
+
+    def _block_wait(self, state: np.ndarray, cta: int) -> BlockWait | None:
+        """The deadlock report's facts of one CTA slot (None: nothing of it waits)."""
+        v = self.view
+        sel = self.cta_slot == cta
+        waiting = np.nonzero(sel & _waiting(state))[0]
+        if waiting.size == 0:
+            return None
+        n_live = int((sel & (state != L.State.EXITED)).sum())
+        bars = []
+        for bid in np.unique(v["aux"][waiting]):
+            here = waiting[v["aux"][waiting] == bid]
+            want = int(v["aux2"][here].max())
+            sites = []
+            for s in np.unique(v["site"][here])[:4]:
+                ins = self.launch.program.lifted.sites[int(s) - 1].instruction
+                who = here[v["site"][here] == s]
+                sites.append(WaitSite(tuple(self._where(int(t))[1] for t in who[:3]), who.size > 3,
+                                      ins.span.line, str(ins)))
+            w, a = self._barrier_count(here, self.arrived.get((cta, int(bid)), set())) if want else (here.size, 0)
+            bars.append(BarrierWait(int(bid), want, w + a, a, tuple(sites)))
+        return BlockWait(self._where(int(waiting[0]))[0], int(waiting.size), n_live,
+                         int((sel & (state == L.State.EXITED)).sum()), tuple(bars))
 
 
 class _MemoryReader:
@@ -727,26 +723,11 @@ def _waiting(state: np.ndarray) -> np.ndarray:
     return (state == L.State.BARRIER) | (state == L.State.BARRIER_RED)
 
 
-def _classify(addr: int) -> tuple[str, int]:
-    """The window of the generic address space ``addr`` lies in, and its offset there."""
-    for space, lo, hi in (("shared", SHARED_BASE, SHARED_LIMIT), ("local", LOCAL_BASE, LOCAL_LIMIT),
-                          ("param", PARAM_BASE, PARAM_LIMIT)):
-        if lo <= addr < hi:
-            return space, addr - lo
-    return "global", addr
-
-
 def _stack_message(which: int, value: int, local_window: int) -> str:
     """A stack fault: ``which`` 0: the call depth ``value`` is past limits.call_depth; 1: the frames
     need ``value`` bytes, past limits.stack_per_thread; 2: the local-memory window is full."""
-    lim = limits.current()
     if which == 0:
-        return (f"stack overflow: call depth {value:,} is more than ptxvm's limit of {lim.call_depth:,} nested "
-                "calls (call_depth; endless recursion? raise it with PTXVM_LIMIT_CALL_DEPTH=... or "
-                "ptxvm.limits.configure(call_depth=...))")
+        return reports.call_depth_exceeded(value)
     if which == 1:
-        return (f"stack overflow: the call frames need {value:,} bytes per thread, more than ptxvm's limit of "
-                f"{limits.describe(lim.stack_per_thread)} (stack_per_thread; endless recursion? raise it with "
-                "PTXVM_LIMIT_STACK_PER_THREAD=... or ptxvm.limits.configure(stack_per_thread=...))")
-    return (f"stack overflow: the `.local` call frames need {value:,} bytes of local memory per thread, more than "
-            f"the {local_window:,} bytes this launch provides (stack_per_thread)")
+        return reports.stack_exceeded(value)
+    return reports.local_window_full(value, local_window)

@@ -246,7 +246,7 @@ def write_owners(launch: Launch, max_steps: int | None = None) -> dict[int, np.n
     """Re-run on the interpreter recording, per byte of every array argument, the global
     linear thread id of its last writer (-1: never written)."""
     from ..driver.api import default_device, to_device
-    from ..interp.memory import WriteTracker
+    from ..machine.memory import WriteTracker
     dev = default_device()
     host = _host_args(launch)
     arrays = {i: to_device(host[i], dev) for i in launch.arrays}

@@ -19,8 +19,9 @@ import numpy as np
 
 from ...ir import nodes as ir
 from ...ir.types import ScalarType
+from ...machine.memory import MemoryFault
+from ...machine.reports import cp_async_too_big
 from ..access import fault_for, faulting_lanes
-from ..memory import MemoryFault
 from ..program import CompileContext, address, reader
 from . import impl
 from .control import _Trap
@@ -40,12 +41,6 @@ def source_bytes_reader(ctx: CompileContext, ins: ir.Instruction, size: int):
         return lambda b, lanes: np.where(ignore(b, lanes), 0, size).astype(np.int64)
     src_size = reader(ctx, op, ScalarType.U32, ins)
     return lambda b, lanes: src_size(b, lanes).astype(np.int64)
-
-
-def cp_async_too_big(ins: ir.Instruction) -> str:
-    """The trap message of a src-size above cp-size (both executors)."""
-    return (f"`cp.async` src-size is larger than its cp-size {ins.operands[2]} "
-            "(undefined in PTX ISA 9.7.9.25.3.1; a trap here)")
 
 
 @impl("cp.async")

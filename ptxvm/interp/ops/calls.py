@@ -10,15 +10,13 @@ site's result variable, restores the saved state and returns to the site.
 
 from __future__ import annotations
 
-import re
-import struct
-
 import numpy as np
 
 from ...ir import nodes as ir
 from ... import limits
 from ...ir.types import ScalarType, StateSpace
-from .. import heap
+from ...machine import heap, reports
+from ...machine.printf import cstring, format_printf
 from ..state import StackFault
 from ..program import CompileContext, Control, reader, writer
 from . import impl
@@ -147,22 +145,6 @@ def frame_cost(ctx: CompileContext, f: ir.Function) -> int:
     return size
 
 
-def depth_message(depth: int) -> str:
-    """The fault of a call past limits.call_depth (the host JIT's words)."""
-    lim = limits.current()
-    return (f"stack overflow: call depth {depth:,} is more than ptxvm's limit of {lim.call_depth:,} nested "
-            "calls (call_depth; endless recursion? raise it with PTXVM_LIMIT_CALL_DEPTH=... or "
-            "ptxvm.limits.configure(call_depth=...))")
-
-
-def stack_message(used: int) -> str:
-    """The fault of call frames past limits.stack_per_thread (the host JIT's words)."""
-    lim = limits.current()
-    return (f"stack overflow: the call frames need {used:,} bytes per thread, more than ptxvm's limit of "
-            f"{limits.describe(lim.stack_per_thread)} (stack_per_thread; endless recursion? raise it with "
-            "PTXVM_LIMIT_STACK_PER_THREAD=... or ptxvm.limits.configure(stack_per_thread=...))")
-
-
 def _check_stack(b, lanes: np.ndarray, cost: int) -> np.ndarray:
     """Each lane's stack use with the callee's frame; faults (lowest lane first) past the call
     depth or the stack budget, before the call changes anything."""
@@ -171,12 +153,12 @@ def _check_stack(b, lanes: np.ndarray, cost: int) -> np.ndarray:
     deep = depth > lim.call_depth
     if deep.any():
         i = int(np.argmax(deep))
-        raise StackFault(int(lanes[i]), depth_message(int(depth[i])))
+        raise StackFault(int(lanes[i]), reports.call_depth_exceeded(int(depth[i])))
     used = b.stack_used[lanes] + cost
     big = used > lim.stack_per_thread
     if big.any():
         i = int(np.argmax(big))
-        raise StackFault(int(lanes[i]), stack_message(int(used[i])))
+        raise StackFault(int(lanes[i]), reports.stack_exceeded(int(used[i])))
     return used
 
 
@@ -280,7 +262,7 @@ def _vprintf(ctx: CompileContext, ins, ret, args):
         fmts = fmt_src(b, lanes)
         bufs = buf_src(b, lanes)
         for k, lane in enumerate(lanes):
-            text = _format(b, int(fmts[k]), int(bufs[k]), int(lane))
+            text = format_printf(b, int(fmts[k]), int(bufs[k]), int(lane))
             b.printed.append((int(lane), text))
         if ret_side is not None:
             out = b.pbuf(ret_side[0], ret_side[1])
@@ -296,11 +278,10 @@ def _assertfail(ctx: CompileContext, ins, ret, args):
     def run(b, lanes):
         from .control import _Trap
         lane = lanes[:1]
-        text = _cstring(b, int(msg(b, lane)[0]), int(lane[0]))
-        where = _cstring(b, int(fil(b, lane)[0]), int(lane[0]))
-        func = _cstring(b, int(fn(b, lane)[0]), int(lane[0]))
-        raise _Trap(int(lane[0]), f"device-side assert failed: `{text}` in {func} at {where}:"
-                                  f"{int(line(b, lane)[0])}")
+        text = cstring(b, int(msg(b, lane)[0]), int(lane[0]))
+        where = cstring(b, int(fil(b, lane)[0]), int(lane[0]))
+        func = cstring(b, int(fn(b, lane)[0]), int(lane[0]))
+        raise _Trap(int(lane[0]), reports.assert_failed(text, func, where, int(line(b, lane)[0])))
     return run
 
 
@@ -322,69 +303,6 @@ def _ret_side(ctx, ins, ret):
         return None
     op = ret.elements[0]
     return ctx.pvar(op.name) if isinstance(op, ir.Symbol) else None
-
-
-def _cstring(b, addr: int, lane: int, limit: int = 4096) -> str:
-    out = bytearray()
-    while len(out) < limit:
-        c = int(_load_bytes(b, addr + len(out), 1, lane)[0])
-        if c == 0:
-            break
-        out.append(c)
-    return out.decode("utf-8", "replace")
-
-
-def _load_bytes(b, addr: int, n: int, lane: int) -> bytes:
-    vals = b.load("generic", np.array([addr + i for i in range(n)], dtype=np.uint64), np.uint8,
-                  np.full(n, lane, dtype=np.int64))
-    return bytes(vals.tolist())
-
-
-_SPEC = re.compile(r"%([-+ #0]*)(\d+|\*)?(?:\.(\d+|\*))?(hh|h|ll|l|z|j|t|L)?([diouxXeEfFgGaAcspn%])")
-
-
-def _format(b, fmt_addr: int, args_addr: int, lane: int) -> str:
-    """Format like CUDA's printf: arguments packed in a local buffer, each aligned to its size."""
-    fmt = _cstring(b, fmt_addr, lane)
-    off = 0
-    out = []
-    pos = 0
-    for m in _SPEC.finditer(fmt):
-        out.append(fmt[pos:m.start()])
-        pos = m.end()
-        flags, width, prec, length, conv = m.groups()
-        if conv == "%":
-            out.append("%")
-            continue
-        if conv in "eEfFgGaA":
-            size = 8
-        elif conv in "sp" or length in ("ll", "l", "z", "j", "t"):
-            size = 8
-        else:
-            size = 4
-        off = (off + size - 1) // size * size
-        raw = _load_bytes(b, args_addr + off, size, lane) if args_addr else bytes(size)
-        off += size
-        spec = "%" + (flags or "") + (width or "") + (("." + prec) if prec else "")
-        if conv in "eEfFgGaA":
-            v = struct.unpack("<d", raw)[0]
-            out.append((spec + conv) % v if conv not in "aA" else float.hex(v))
-        elif conv == "s":
-            out.append((spec + "s") % _cstring(b, struct.unpack("<Q", raw)[0], lane))
-        elif conv == "p":
-            out.append("0x%x" % struct.unpack("<Q", raw)[0])
-        elif conv == "c":
-            out.append((spec + "c") % chr(raw[0]))
-        else:
-            signed = conv in "di"
-            v = int.from_bytes(raw, "little", signed=signed)
-            if length == "h":
-                v = int.from_bytes(raw[:2], "little", signed=signed)
-            elif length == "hh":
-                v = int.from_bytes(raw[:1], "little", signed=signed)
-            out.append((spec + ("d" if conv in "iu" else conv)) % v)
-    out.append(fmt[pos:])
-    return "".join(out)
 
 
 def _ret_writer(ctx: CompileContext, ins, ret):

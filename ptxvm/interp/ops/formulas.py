@@ -17,9 +17,8 @@ import numpy as np
 
 from ...ir import nodes as ir
 from ...ir.types import ScalarType
+from ...machine.addressmap import LOCAL_BASE, PARAM_BASE, SHARED_BASE
 from ..lanevalues import Affine, bounds, extend
-from ..memory import LOCAL_BASE, SHARED_BASE
-from ..state import PARAM_BASE
 from ..program import CompileContext, LaneReader, lane_reader, writer
 
 Combine = Callable[..., "Affine | None"]

@@ -10,11 +10,14 @@ import numpy as np
 
 from ...ir import nodes as ir
 from ...ir.types import ScalarType
+from ...machine import reports
+from ...machine.addressmap import (LOCAL_BASE, LOCAL_LIMIT, NULL_LIMIT, PARAM_BASE, PARAM_LIMIT, SHARED_BASE,
+                                   SHARED_LIMIT)
+from ...machine.memory import MemoryFault, check_alignment
 from ..access import faulting_lanes, first_fault
-from ..memory import LOCAL_BASE, LOCAL_LIMIT, SHARED_BASE, SHARED_LIMIT, MemoryFault, check_alignment
 from ..lanevalues import Affine
 from ..program import CompileContext, address, address_formula, numpy_dtype, reader, writer
-from ..state import PARAM_BASE, PARAM_LIMIT, UINT
+from ..state import UINT
 from . import formulas, impl, slices
 
 _SPACES = ("global", "shared", "local", "param", "const")
@@ -105,7 +108,7 @@ def _ld(ctx: CompileContext, ins: ir.Instruction):
             for i, w in enumerate(writers):
                 o = off + i * size
                 if o < 0 or o + size > b.params.size:
-                    raise MemoryFault(f"out-of-bounds param access at offset {o}", int(lanes[0]), o, "param")
+                    raise MemoryFault(reports.param_out_of_bounds(o), int(lanes[0]), o, "param")
                 value = b.params[o:o + size].view(dtype)[0]
                 w(b, lanes, Affine.make(size * 8, int(value)) if use_formulas and lanes is b.all else
                   np.full(lanes.shape, value))
@@ -227,7 +230,7 @@ def _isspacep(ctx, ins):
         if space in ("global", "const"):
             windows = ((a >= SHARED_BASE) & (a < SHARED_LIMIT)) | ((a >= LOCAL_BASE) & (a < LOCAL_LIMIT)) | \
                       ((a >= PARAM_BASE) & (a < PARAM_LIMIT))
-            dst(b, lanes, ~windows & (a >= 0x1_0000))
+            dst(b, lanes, ~windows & (a >= NULL_LIMIT))
         else:
             dst(b, lanes, (a >= lo) & (a < hi))
     return run, 0, -1

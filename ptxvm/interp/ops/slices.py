@@ -13,9 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...machine.addressmap import PARAM_LIMIT, SHARED_BASE, SHARED_LIMIT
 from ..lanevalues import Affine, linear_stride
-from ..memory import SHARED_BASE, SHARED_LIMIT
-from ..state import PARAM_LIMIT
 
 _M64 = 1 << 64
 

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import ResourceError
-
 from .memory import Allocation, DeviceMemory, MemoryFault
 
 HEAP_LIMIT = 8 << 20          # bytes, CUDA's default device heap size

@@ -1,17 +1,10 @@
-"""Device memory of the interpreter: one flat 64-bit generic address space.
+"""Device memory: the global allocations of one device, and the checks every access passes.
 
-Layout (generic addresses):
-
-* ``[0, NULL_LIMIT)``: never mapped, so null and small pointers fault.
-* ``SHARED_BASE + offset``: the executing thread's own CTA's shared memory
-  (a `.shared` state-space address is the bare offset, as on NVIDIA GPUs).
-* ``LOCAL_BASE + offset``: the executing thread's own local memory.
-* ``GLOBAL_BASE`` upwards: global allocations (user buffers, module `.global`
-  and `.const` variables), each followed by a guard gap, so a run off the end
-  of one buffer faults instead of reading its neighbour. Global and const
-  state-space addresses equal their generic addresses (cvta is the identity).
-
-Every access is checked against this map: bounds, allocation, alignment.
+Owns ``DeviceMemory`` (allocation, free, lookup, vectorised load/store of global and const
+memory), ``Allocation``, ``MemoryFault`` (what the memory layer raises; each executor turns it
+into a ``KernelFault`` with its context), ``WriteTracker`` (who wrote which byte, for
+differential testing) and the alignment and window bounds checks. Where each state space lies
+is ``addressmap``'s; the host JIT's generated code maps the same allocations by address.
 """
 
 from __future__ import annotations
@@ -27,15 +20,8 @@ import numpy as np
 
 from .. import limits
 from ..limits import describe
-
-NULL_LIMIT = 0x1_0000
-SHARED_BASE = 0x1_0000_0000
-SHARED_LIMIT = 0x2_0000_0000
-LOCAL_BASE = 0x2_0000_0000
-LOCAL_LIMIT = 0x3_0000_0000
-GLOBAL_BASE = 0x7_0000_0000
-GUARD_BYTES = 256
-ALIGN = 256
+from . import reports
+from .addressmap import ALIGN, GLOBAL_BASE, GUARD_BYTES
 _EMPTY = np.zeros(0, dtype=np.uint8)     # a freed allocation's bytes
 
 
@@ -249,8 +235,7 @@ class DeviceMemory:
         if not ok.all():
             lane = int(np.argmin(ok))
             a = int(addr[lane])
-            raise MemoryFault(f"out-of-bounds {space} access of {nbytes} bytes at 0x{a:x} "
-                              f"({self.nearest(a)})", lane, a, space)
+            raise MemoryFault(reports.out_of_bounds(space, nbytes, a, self.nearest(a)), lane, a, space)
         return safe, allocs
 
     def load(self, addr: np.ndarray, dtype: np.dtype, space: str = "global") -> np.ndarray:
@@ -270,7 +255,7 @@ class DeviceMemory:
     def store(self, addr: np.ndarray, values: np.ndarray, space: str = "global") -> None:
         n = values.dtype.itemsize
         if space == "const":
-            raise MemoryFault("store to the read-only .const state space", 0, int(addr[0]), space)
+            raise MemoryFault(reports.STORE_TO_CONST, 0, int(addr[0]), space)
         a = self._single(addr, n, space)
         if a is not None:
             a.view(values.dtype)[((addr - np.uint64(a.base)) >> np.uint64(n.bit_length() - 1)).astype(np.intp)] = values
@@ -331,8 +316,7 @@ def check_alignment(addr: np.ndarray, nbytes: int, space: str) -> None:
     if bad.any():
         lane = int(np.argmax(bad))
         a = int(addr[lane])
-        raise MemoryFault(f"misaligned {space} access: {nbytes}-byte access at 0x{a:x} is not "
-                          f"{nbytes}-byte aligned", lane, a, space)
+        raise MemoryFault(reports.misaligned(space, nbytes, a), lane, a, space)
 
 
 def window_offsets(addr: np.ndarray, nbytes: int, size: int, space: str) -> np.ndarray:
@@ -344,8 +328,7 @@ def window_offsets(addr: np.ndarray, nbytes: int, size: int, space: str) -> np.n
     if bad.any():
         lane = int(np.argmax(bad))
         a = int(addr[lane])
-        raise MemoryFault(f"out-of-bounds {space} access of {nbytes} bytes at offset 0x{a:x}; "
-                          f"the {space} window holds {size} bytes", lane, a, space)
+        raise MemoryFault(reports.window_out_of_bounds(space, nbytes, a, size), lane, a, space)
     return addr.astype(np.int64)
 
 
