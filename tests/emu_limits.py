@@ -1,0 +1,115 @@
+"""The documented limits of the AMD ISA emulator (../shared/tools/amdgpu-emu, its docstring),
+by reason, and how a test tells that a launch met one: from the kernel's own instructions or
+from the emulator's refusal, never from a list of kernel names.
+
+``classify_error(exc, kernel, grid)`` names the limit an emu:* failure is, or None (a real
+failure); ``before_run(module, kernel)`` names a limit visible in the PTX before running;
+``explains_mismatch(...)`` names the one known-wrong emulator result (f32 division) when it
+accounts for every differing element.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+# reason -> what the emulator does not do (shown in the end-of-run summary).
+LIMITS = {
+    "aperture": "generic (flat) pointers into LDS or private memory: the emulator has no apertures "
+                "(src_shared_base/src_private_base); its own refusal",
+    "mubuf_scratch": "private memory through MUBUF scratch (ptxvm's gfx90a default, no +enable-flat-scratch): "
+                     "the emulator ignores the scratch descriptor; its own refusal",
+    "s_memtime": "clock/clock64/globaltimer (s_memtime, s_memrealtime, s_sendmsg_rtn) do not compile in the "
+                 "emulator, and a counter's value is not comparable with the interpreter's anyway",
+    "s_trap": "trap/brkpt/assert (s_trap) do not compile in the emulator",
+    "instruction": "an instruction the emulator's pseudocode compiler cannot build (v_exp_f16; on gfx90a "
+                   "v_mad_f32/v_mac_f32, which the CDNA3 tables dropped)",
+    "inter_block": "workgroups run one after another, so a kernel that waits for another block (a spin on "
+                   "global memory or atomics) never finishes",
+    "f32_div_denormal": "the IEEE f32 division sequence (v_div_scale/v_div_fmas/v_div_fixup) returns 0 where "
+                        "the quotient is a denormal (known wrong, not worked around)",
+    "module_state": "the module's variables were changed after loading (cudaMemcpyToSymbol or an earlier "
+                    "launch); a code object on the emulator starts from its initialisers",
+}
+
+_CLOCKS = ("%clock", "%clock64", "%globaltimer", "%globaltimer_lo", "%globaltimer_hi")
+_TRAPS = ("trap", "brkpt")
+# Instructions through which a block can wait for another one.
+_SPIN = ("atom", "red", "ld", "membar", "fence")
+
+
+def _instructions(module, kernel_name: str):
+    """Every instruction of the kernel and of every function of its module (callees included)."""
+    for f in module.ir.functions.values():
+        if f.body is not None:
+            yield from f.body.instructions()
+
+
+def _reads(ins, names) -> bool:
+    return any(getattr(op, "name", None) in names for op in ins.operands)
+
+
+def before_run(module, kernel_name: str) -> str | None:
+    """A limit the PTX shows before running: a clock read (s_memtime)."""
+    for ins in _instructions(module, kernel_name):
+        if _reads(ins, _CLOCKS):
+            return "s_memtime"
+    return None
+
+
+def _may_wait_on_other_blocks(module, kernel_name: str) -> bool:
+    """Global atomics, or volatile / acquire / relaxed loads: how one block watches another."""
+    for ins in _instructions(module, kernel_name):
+        mods = set(ins.modifiers)
+        if ins.opcode in ("atom", "red") and "shared" not in mods:
+            return True
+        if ins.opcode == "ld" and mods & {"volatile", "acquire", "relaxed"} and "shared" not in mods:
+            return True
+    return False
+
+
+def classify_error(exc: BaseException, module, kernel_name: str, grid: tuple[int, int, int]) -> str | None:
+    """The documented limit an emu:* launch failure is, or None when it is a real failure."""
+    from ptxvm.driver.executors.emu import EmulatorLimit
+    from ptxvm.errors import WatchdogError
+    blocks = grid[0] * grid[1] * grid[2]
+    if isinstance(exc, EmulatorLimit):
+        if exc.reason in ("aperture", "mubuf_scratch"):
+            return exc.reason
+        if exc.reason == "instruction":
+            ins = exc.instruction or ""
+            if ins in ("s_memtime", "s_memrealtime") or ins.startswith("s_sendmsg_rtn"):
+                return "s_memtime"
+            return "s_trap" if ins == "s_trap" else "instruction"
+        if exc.reason == "endless":
+            return "inter_block" if blocks > 1 and _may_wait_on_other_blocks(module, kernel_name) else None
+    if isinstance(exc, WatchdogError) and blocks > 1 and _may_wait_on_other_blocks(module, kernel_name):
+        return "inter_block"
+    return None
+
+
+def _has_ieee_f32_div(module, kernel_name: str) -> bool:
+    for ins in _instructions(module, kernel_name):
+        mods = set(ins.modifiers)
+        if ins.opcode == "div" and "f32" in mods and "approx" not in mods and "full" not in mods:
+            return True
+        if ins.opcode == "rcp" and "f32" in mods and "approx" not in mods:
+            return True
+    return False
+
+
+def explains_mismatch(module, kernel_name: str, want: np.ndarray, got: np.ndarray) -> str | None:
+    """'f32_div_denormal' when the kernel divides in f32 (div.rn / rcp.rn) and every differing
+    f32 element is 0 on the emulator where the interpreter has a denormal (or flushes on)."""
+    if want.dtype != np.float32 or not _has_ieee_f32_div(module, kernel_name):
+        return None
+    w, g = want.reshape(-1), got.reshape(-1)
+    bad = w.view(np.uint32) != g.view(np.uint32)
+    tiny = np.float32(np.finfo(np.float32).tiny)
+    if bad.any() and np.all((g[bad] == 0) & (np.abs(w[bad]) < tiny)):
+        return "f32_div_denormal"
+    return None
+
+
+def has_approx(module, kernel_name: str) -> bool:
+    """Whether the kernel has a `.approx` instruction (the only ones whose results may differ in ULPs)."""
+    return any("approx" in ins.modifiers for ins in _instructions(module, kernel_name))

@@ -1,0 +1,185 @@
+"""A pytest plugin that repeats every interpreter launch on the AMD ISA emulator.
+
+    EMU_SHADOW_TARGETS=gfx90a,gfx942,gfx1100 EMU_SHADOW_REPORT=out.json \\
+        python -m pytest -p emu_shadow tests/test_interp_kernels.py tests/test_interp_cases.py
+
+Each launch on ``interp`` runs as usual (the test's own assertions check it against its
+model); then the same kernel runs on ``emu:<target>`` with copies of the inputs the
+interpreter got, and every array argument must end bit for bit equal to the interpreter's
+(kernels with ``.approx`` instructions: within the PTX ISA's error bounds, ``APPROX_ULP``).
+A launch that meets a documented emulator limit (``emu_limits``) is skipped by its reason.
+At the end the counts, skip reasons and disagreements are printed and written to the report.
+Used by ``test_emu_executor.py::test_fixture_kernels_agree_with_the_interpreter`` (slow).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections import Counter
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+import emu_limits
+
+TARGETS = [t for t in os.environ.get("EMU_SHADOW_TARGETS", "gfx942").split(",") if t]
+MAX_THREADS = int(os.environ.get("EMU_SHADOW_MAX_THREADS", "0"))       # 0: no cap
+# Largest ULP distance accepted for float results of kernels with `.approx` instructions
+# (PTX ISA §9.7.3: e.g. ex2/lg2.approx.f32 2 ulp, rcp/sqrt/rsqrt.approx 1 ulp, sin/cos
+# absolute error 2^-20.5 and more through a chain of them): 8 ulp, 2^-20 absolute near 0.
+APPROX_ULP = 8
+APPROX_ABS = 2.0 ** -20
+
+RESULTS: list[dict] = []
+
+
+def _copy_args(args: tuple) -> list:
+    """Deep copies of the arguments, views of one array staying views of one copy."""
+    roots: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    out = []
+    for a in args:
+        if not isinstance(a, np.ndarray):
+            out.append(a)
+            continue
+        root = a
+        while isinstance(root.base, np.ndarray):
+            root = root.base
+        if id(root) not in roots:
+            roots[id(root)] = (root, root.copy())
+        r, rc = roots[id(root)]
+        off = a.__array_interface__["data"][0] - r.__array_interface__["data"][0]
+        if r.flags.c_contiguous and a.flags.c_contiguous and 0 <= off <= r.nbytes - a.nbytes:
+            view = np.ndarray(a.shape, a.dtype, buffer=rc.reshape(-1).view(np.uint8), offset=off, strides=a.strides)
+            view.flags.writeable = a.flags.writeable
+            out.append(view)
+        else:
+            out.append(a.copy())
+    return out
+
+
+def _module_state_changed(module) -> bool:
+    """Whether the module's variables differ from a fresh load's (host writes, earlier launches)."""
+    from ptxvm.driver.arrays import Device, default_device
+    dev = default_device()
+    if module not in dev.images:
+        return False
+    now, fresh_dev = dev.images[module], Device()
+    fresh = fresh_dev.image(module)
+    for name, addr in now.addresses.items():
+        a, b = dev.memory.find(addr), fresh_dev.memory.find(fresh.addresses[name])
+        if not np.array_equal(a.data, b.data):
+            return True
+    return False
+
+
+def _ulp(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    bits = {4: np.int32, 8: np.int64, 2: np.int16}[a.dtype.itemsize]
+    ia, ib = a.view(bits).astype(np.int64), b.view(bits).astype(np.int64)
+    lo = np.iinfo(bits).min
+    ia = np.where(ia < 0, lo - ia, ia)
+    ib = np.where(ib < 0, lo - ib, ib)
+    return np.abs(ia - ib)
+
+
+def _compare(module, kernel: str, want: list, got: list, params) -> tuple[str, str | None]:
+    """('ok' | 'skip' | 'fail', detail)."""
+    approx = emu_limits.has_approx(module, kernel)
+    for i, (w, g) in enumerate(zip(want, got)):
+        if not isinstance(w, np.ndarray):
+            continue
+        if np.array_equal(w.reshape(-1).view(np.uint8), g.reshape(-1).view(np.uint8)):
+            continue
+        reason = emu_limits.explains_mismatch(module, kernel, w, g)
+        if reason:
+            return "skip", reason
+        if approx and w.dtype.kind == "f":
+            wf, gf = w.reshape(-1), g.reshape(-1)
+            same = (wf.view(np.uint8).reshape(len(wf), -1) == gf.view(np.uint8).reshape(len(gf), -1)).all(1)
+            both_nan = np.isnan(wf) & np.isnan(gf)
+            close = (_ulp(wf, gf) <= APPROX_ULP) | (np.abs(wf.astype(np.float64) - gf) <= APPROX_ABS)
+            if np.all(same | both_nan | close):
+                continue
+        flat_w, flat_g = w.reshape(-1), g.reshape(-1)
+        per_elem = (flat_w.view(np.uint8).reshape(flat_w.size, -1) != flat_g.view(np.uint8).reshape(flat_g.size, -1))
+        bad = np.flatnonzero(per_elem.any(1))
+        first, n_bad = int(bad[0]), int(bad.size)
+        return "fail", (f"argument {i} ({params[i].name}, {w.dtype}{list(w.shape)}): first mismatch at element "
+                        f"{first}: interp {flat_w[first]!r} emu {flat_g[first]!r} ({n_bad} of {flat_w.size} elements differ)")
+    return "ok", None
+
+
+def _shadow(request, interp_launch):
+    from ptxvm.driver import executors
+    kernel = request.kernel
+    before = _copy_args(request.args)
+    state_changed = _module_state_changed(kernel.module)
+    stats = interp_launch(request)          # the real launch: the test checks it
+    want = list(request.args)
+    nthreads = int(np.prod(request.grid) * np.prod(request.block))
+    base = {"test": os.environ.get("PYTEST_CURRENT_TEST", "?").split(" ")[0], "kernel": kernel.name,
+            "file": kernel.module.filename, "grid": request.grid, "block": request.block}
+    for target in TARGETS:
+        rec = dict(base, target=target)
+        reason = "module_state" if state_changed else emu_limits.before_run(kernel.module, kernel.name)
+        if reason is None and MAX_THREADS and nthreads > MAX_THREADS:
+            reason = "size_cap"
+        if reason:
+            RESULTS.append(dict(rec, outcome="skip", reason=reason))
+            continue
+        got = _copy_args(tuple(before))
+        sub = executors.LaunchRequest(kernel, request.grid, request.block, tuple(got), request.shared_mem, None)
+        t0 = time.time()
+        try:
+            executors.get(f"emu:{target}").launch(sub)
+        except Exception as e:  # noqa: BLE001 - every failure is recorded, classified below
+            why = emu_limits.classify_error(e, kernel.module, kernel.name, request.grid)
+            RESULTS.append(dict(rec, outcome="skip" if why else "fail", reason=why,
+                                detail=f"{type(e).__name__}: {str(e).splitlines()[0][:300]}",
+                                seconds=round(time.time() - t0, 2)))
+            continue
+        outcome, detail = _compare(kernel.module, kernel.name, want, got, kernel.params)
+        RESULTS.append(dict(rec, outcome=outcome, reason=detail if outcome == "skip" else None,
+                            detail=detail if outcome == "fail" else None, seconds=round(time.time() - t0, 2)))
+    return stats
+
+
+def pytest_configure(config) -> None:
+    from ptxvm.driver import executors
+    interp = executors.get("interp")
+    executors.register(replace(interp, launch=lambda r: _shadow(r, interp.launch)), replace=True)
+
+
+def summary() -> dict:
+    by = Counter((r["target"], r["outcome"]) for r in RESULTS)
+    reasons = Counter((r["target"], r["reason"]) for r in RESULTS if r["outcome"] == "skip")
+    return {"targets": TARGETS,
+            "counts": {t: {o: by[(t, o)] for o in ("ok", "skip", "fail")} for t in TARGETS},
+            "skips": {t: {k: n for (tt, k), n in sorted(reasons.items()) if tt == t} for t in TARGETS},
+            "failures": [r for r in RESULTS if r["outcome"] == "fail"],
+            "results": RESULTS}
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    s = summary()
+    w = terminalreporter.write_line
+    w("emulator shadow run: launches per target (ok / skip / fail)")
+    for t in TARGETS:
+        c = s["counts"][t]
+        w(f"  emu:{t}: {c['ok']} ok, {c['skip']} skipped, {c['fail']} failed; skipped by reason: "
+          + (", ".join(f"{k} {n}" for k, n in s["skips"][t].items()) or "none"))
+    for k in sorted({r["reason"] for r in RESULTS if r["outcome"] == "skip"}):
+        w(f"  {k}: {emu_limits.LIMITS.get(k, 'launch larger than EMU_SHADOW_MAX_THREADS')}")
+    for r in s["failures"]:
+        w(f"  FAIL emu:{r['target']} {r['kernel']} grid {r['grid']} block {r['block']} ({r['test']}): {r['detail']}")
+    path = os.environ.get("EMU_SHADOW_REPORT")
+    if path:
+        with open(path, "w") as f:
+            json.dump(s, f, indent=1, default=str)
+
+
+@pytest.fixture
+def emu_shadow_results() -> list[dict]:
+    return RESULTS
