@@ -30,6 +30,7 @@ ELF_MAGIC = b"\x7fELF"
 EM_CUDA = 190
 KIND_PTX, KIND_SASS = 1, 2
 FLAG_LZ4, FLAG_ZSTD = 0x2000, 0x8000
+MAX_RATIO = 1024    # a larger uncompressed size than this times the compressed one is damage
 # Sections of a host ELF that hold fatbins: whole-program and relocatable (-rdc) device code.
 FATBIN_SECTIONS = (".nv_fatbin", "__nv_relfatbin")
 
@@ -181,6 +182,9 @@ def _entries(body: bytes, filename: str, unit: int) -> tuple[list[PtxEntry], lis
 
 def _decompress(payload: bytes, flags: int, compressed_size: int, full_size: int, filename: str) -> bytes:
     src = payload[:compressed_size] if compressed_size else payload
+    if flags & (FLAG_LZ4 | FLAG_ZSTD) and full_size > min(MAX_RATIO * len(src) + 4096, 1 << 32):
+        raise PtxError(f"a corrupt compressed PTX entry: its header says {full_size} bytes from "
+                       f"{len(src)} compressed", filename=filename)
     try:
         if flags & FLAG_LZ4:
             out = lz4_block_decompress(src, full_size)
