@@ -368,7 +368,7 @@ def _rev_make(rng, n):
 
 
 def _votes_make(rng, n):
-    w = blocks(n, 32)
+    w = blocks(n) * BLOCK // 32       # every warp of the launch reads 32 elements
     x = rng.integers(-60, 100, w * 32).astype(np.int32)
     return x, np.zeros(w, np.uint32), np.zeros(w, np.int32), np.zeros(w, np.int32)
 
