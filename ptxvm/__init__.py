@@ -28,9 +28,8 @@ def parse(text: str | bytes, filename: str | None = None, *, verify: bool = True
 def load(path, *, verify: bool = True, cache: bool | None = None):
     """Parse a file's PTX, through the content-hash cache unless disabled: a PTX file, CUDA C++
     (``.cu``, through NVRTC) or what nvcc writes (``.cubin``, ``.fatbin``, executables)."""
-    from .frontend.cache import load_text
-    from .frontend.sources import read_ptx
-    return load_text(*read_ptx(path), verify=verify, use_cache=cache)
+    from .frontend.cache import load_file
+    return load_file(path, verify=verify, use_cache=cache)
 
 
 def format_ptx(module) -> str:

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from .errors import Diagnostic, PtxEncodingError, PtxError
+from .errors import Diagnostic, IsaTableError, PtxEncodingError, PtxError
 
 EXIT_OK, EXIT_FAIL, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 130
 TOP_OPCODES = 8
@@ -131,16 +131,17 @@ def _kernel_json(k) -> dict:
 
 def _check_one(path: str, args) -> tuple[bool, dict | None, list[str]]:
     """Returns (ok, json record, human-readable lines)."""
-    from .frontend.cache import check_bytes
-    from .frontend.sources import read_ptx
+    from .frontend.cache import check_file
     from .ir.summary import summarize_module
     try:
-        result = check_bytes(*read_ptx(path), use_cache=False if args.no_cache else None)
+        result = check_file(path, use_cache=False if args.no_cache else None)
     except OSError as exc:
         msg = _read_error(path, exc)
         return False, {"file": path, "ok": False, "errors": [_error_json(msg)], "warnings": [],
                        "kernels": []}, [f"{path}: error: {msg}"]
     except PtxError as exc:       # not UTF-8; no PTX in a fatbin; CUDA source that does not compile
+        if isinstance(exc, IsaTableError):
+            raise                     # ptxvm itself is broken: not this file's error
         diags = list(exc.diagnostics)
         from .frontend.cache import CheckResult
         result = CheckResult(None, diags)
@@ -221,7 +222,7 @@ def cmd_fmt(args) -> int:
             continue
         text = format_module(result.module)
         if args.check:
-            current = raw.decode("utf-8")
+            current = raw.decode("utf-8", "replace")     # a fatbin's PTX is never its bytes
             if current != text:
                 print(f"{path}: not canonical (first difference at line "
                       f"{_first_difference(current, text)}); run `ptxvm fmt {path} -o {path}`", file=_err())

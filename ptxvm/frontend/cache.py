@@ -445,9 +445,11 @@ def check_bytes(data: bytes | str, filename: str | None = None, *, verify: bool 
 
 
 def check_file(path: str | os.PathLike, *, verify: bool = True, use_cache: bool | None = None) -> CheckResult:
-    """``check_bytes`` of a file's contents; ``OSError`` when it cannot be read."""
-    data = Path(path).read_bytes()
-    return check_bytes(data, os.fspath(path), verify=verify, use_cache=use_cache)
+    """``check_bytes`` of a file's PTX (``sources.read_ptx``: PTX, .cu, what nvcc writes);
+    ``OSError`` when it cannot be read, ``PtxError`` when it holds no PTX."""
+    from .sources import read_ptx
+    data, name = read_ptx(path)
+    return check_bytes(data, name, verify=verify, use_cache=use_cache)
 
 
 def _finish(result: CheckResult) -> Module:
