@@ -26,25 +26,9 @@ def _isolated_cache(tmp_path_factory: pytest.TempPathFactory):
             os.environ[n] = v
 
 
-def _cpu_executors() -> list:
-    """Every registered executor that runs on this CPU, from the registry (no list here):
-    one the installation lacks a package for is a visible skip, not a silent absence."""
-    from ptxvm.driver import executors
-    out = []
-    for name in executors.names():
-        e = executors.get(name)
-        if not e.capabilities.host_cpu:
-            continue
-        missing = executors.missing_package(e)
-        marks = pytest.mark.skip(reason=f"executor `{name}` needs {missing}: pip install {missing}") if missing else ()
-        out.append(pytest.param(name, marks=marks, id=name))
-    return out
-
-
-@pytest.fixture(params=_cpu_executors())
-def executor(request: pytest.FixtureRequest) -> str:
-    """The name of each CPU executor in turn (``device=executor``): interp, cpu (with llvmlite), ..."""
-    return request.param
+# The `executor` fixture is the pytest plugin's (ptxvm/pytest_plugin.py, which users get too):
+# every registered CPU executor, a missing package a visible skip, --ptxvm-device honoured.
+from ptxvm.pytest_plugin import executor  # noqa: E402,F401
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -29,17 +29,27 @@ from .golden import (
 from .report import CaseReport, DiffReport, difftest
 
 
+def cpu_executors() -> tuple[str, ...]:
+    """Every registered executor that runs on this CPU, the reference (interp) first, from the
+    executor registry (installed or not: a missing one is reported, not silently left out)."""
+    from ..driver import executors as registry
+    return tuple(n for n in registry.names() if registry.get(n).capabilities.host_cpu)
+
+
 def assert_executors_agree(module_or_ptx, kernel: str, grid, block, args: Sequence, *,
-                           executors: Sequence[str] = ("interp", "cpu"), shared_mem: int = 0,
+                           executors: Sequence[str] | None = None, shared_mem: int = 0,
                            ulp: int | Mapping[str, int] = 0, missing: str = "error") -> CaseReport:
     """Run the launch on each executor, each on fresh copies of the inputs, and raise
     AssertionError with the report on any difference (compared with the first executor).
 
+    ``executors``: default every registered CPU executor (``cpu_executors()``: interp, cpu, ...).
     Executors this build lacks: LaunchError with ``missing="error"``, ``pytest.skip``
     with ``missing="skip"`` (the test is skipped when fewer than two remain).
     """
     if missing not in ("error", "skip"):
         raise ValueError(f"missing must be 'error' or 'skip', got {missing!r}")
+    if executors is None:
+        executors = cpu_executors()
     usable, absent = [], ""
     for ex in executors:
         try:
@@ -62,5 +72,5 @@ def assert_executors_agree(module_or_ptx, kernel: str, grid, block, args: Sequen
 
 
 __all__ = ["CaseReport", "CompareError", "Comparison", "DiffReport", "ExecutorUnavailable", "Golden", "GoldenError",
-           "Launch", "Writer", "assert_executors_agree", "compare", "difftest", "execute", "load_golden",
+           "Launch", "Writer", "assert_executors_agree", "compare", "cpu_executors", "difftest", "execute", "load_golden",
            "make_launch", "record", "run_golden", "save_golden"]
