@@ -87,6 +87,11 @@ def test_raw_kernel_by_c_name_and_by_template_instance(executor: str) -> None:
 def test_arch_defaults_to_compute_80_and_follows_options() -> None:
     assert ".target sm_80" in ptxvm.RawModule(code=TEMPLATES).ptx
     assert ".target sm_90" in ptxvm.RawModule(code=TEMPLATES, options=("-arch=compute_90",)).ptx
+    # __cluster_dims__ does not compile for compute_80 (NVRTC does not say which arch it needs).
+    cluster = 'extern "C" __global__ void __cluster_dims__(2, 1, 1) k(int* x) { x[0] = 1; }'
+    assert ".target sm_90" in ptxvm.RawModule(code=cluster).ptx
+    with pytest.raises(CudaCompileError, match="not supported for this GPU architecture"):
+        ptxvm.RawModule(code=cluster, options=("-arch=compute_80",))
 
 
 BROKEN = 'extern "C" __global__ void f(float* x) {\n  int i = threadIdx.x;\n  x[i] = y * 2.0f;\n}\n'

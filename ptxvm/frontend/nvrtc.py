@@ -26,6 +26,7 @@ from pathlib import Path
 from ..errors import Diagnostic, PtxError
 
 DEFAULT_ARCH = "compute_80"
+NEXT_ARCH = "compute_90"     # tried when the source does not compile for DEFAULT_ARCH
 _ARCH_OPTIONS = ("-arch", "--gpu-architecture", "-gpu-architecture")
 
 
@@ -52,8 +53,8 @@ class CompiledCuda:
 def compile_cuda(code: str, *, filename: str = "kernel.cu", options: tuple[str, ...] = (),
                  name_expressions: tuple[str, ...] = (), compiler: str = "auto") -> CompiledCuda:
     """PTX of a CUDA C++ translation unit. Without an ``-arch`` option it is compiled for
-    compute_80, and again for the architecture a compile error asks for (an sm_90 intrinsic
-    under compute_80 names compute_90): the arch follows the features the source uses.
+    compute_80 and, when that fails, for the architecture the error names or compute_90 (a
+    cluster kernel): the arch follows the features the source uses.
     ``compiler``: "auto" (NVRTC, else nvcc), "nvrtc" or "nvcc"."""
     options = tuple(options)
     if compiler not in ("auto", "nvrtc", "nvcc"):
@@ -80,10 +81,16 @@ def _compile_for_arch(code: str, filename: str, options: tuple[str, ...], name_e
     try:
         return _compile(code, filename, (f"--gpu-architecture={DEFAULT_ARCH}",) + options, name_expressions)
     except CudaCompileError as exc:
-        wanted = _arch_asked_for(str(exc))
-        if wanted is None:
+        # NVRTC rarely names the arch a feature needs ("__cluster_dims__ is not supported for
+        # this GPU architecture"): try the one named, else compute_90, and report the first
+        # errors when that fails too. Host code fails the same on every arch: no retry.
+        if HOST_CODE in str(exc):
             raise
-        return _compile(code, filename, (f"--gpu-architecture={wanted}",) + options, name_expressions)
+        wanted = _arch_asked_for(str(exc)) or NEXT_ARCH
+        try:
+            return _compile(code, filename, (f"--gpu-architecture={wanted}",) + options, name_expressions)
+        except CudaCompileError:
+            raise exc from None
 
 
 def _compile_with(compiler: str, code: str, filename: str, options: tuple[str, ...],
