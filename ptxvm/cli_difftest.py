@@ -79,7 +79,7 @@ def add_parsers(sub, fmt) -> None:
                                    "and compare every array argument bit for bit.", epilog=DIFFTEST_EPILOG)
     _launch_options(p, file_required=False)
     p.add_argument("--executors", "-e", metavar="A,B,...",
-                   help="the --device names to run (default: every one this installation can run); "
+                   help="the --device names to run (default: every one this installation can run but test tools such as emu:*); "
                         "without --golden the first is the reference")
     p.add_argument("--golden", metavar="G.npz|DIR", help="compare with a recording (or every *.npz in DIR)")
     p.add_argument("--ulp", action="append", default=[], metavar="N|BUF=N",
@@ -133,7 +133,7 @@ def _executors(text: str | None, flag: str = "--executors") -> list[str]:
     MissingPackage (exit 1); `cuda` is probed for a GPU."""
     from .driver import executors as registry
     from .testing.golden import ExecutorUnavailable, check_executor
-    names = [x.strip() for x in text.split(",") if x.strip()] if text else list(registry.available())
+    names = [x.strip() for x in text.split(",") if x.strip()] if text else list(registry.defaults())
     for n in names:
         if n in registry.names():
             registry.require(n, f"{flag} {n}")

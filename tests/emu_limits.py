@@ -27,6 +27,12 @@ LIMITS = {
                    "global memory or atomics) never finishes",
     "f32_div_denormal": "the IEEE f32 division sequence (v_div_scale/v_div_fmas/v_div_fixup) returns 0 where "
                         "the quotient is a denormal (known wrong, not worked around)",
+    "u24_multiply": "emulator bug: V_MUL_U32_U24 / V_MUL_HI_U32_U24 / V_MAD_U32_U24 multiply the whole 32-bit "
+                    "operands; the ISA multiplies S0[23:0] * S1[23:0] (PTX mul24/mad24 .u32 on values above 2^24)",
+    "cas64": "emulator bug: a 64-bit compare-and-swap (*_ATOMIC_CMPSWAP_X2 / _B64) never stores: the compare "
+             "value DATA[127:64] is not read, so tmp == cmp fails and memory keeps its value",
+    "not_translated": "the translator refuses the module (UnsupportedError: device malloc/printf, a special "
+                      "register AMD GPUs lack, ...): nothing to emulate (tests/test_amdgpu_fixtures.py lists them)",
     "module_state": "the module's variables were changed after loading (cudaMemcpyToSymbol or an earlier "
                     "launch); a code object on the emulator starts from its initialisers",
 }
@@ -70,7 +76,9 @@ def _may_wait_on_other_blocks(module, kernel_name: str) -> bool:
 def classify_error(exc: BaseException, module, kernel_name: str, grid: tuple[int, int, int]) -> str | None:
     """The documented limit an emu:* launch failure is, or None when it is a real failure."""
     from ptxvm.driver.executors.emu import EmulatorLimit
-    from ptxvm.errors import WatchdogError
+    from ptxvm.errors import UnsupportedError, WatchdogError
+    if isinstance(exc, UnsupportedError):
+        return "not_translated"
     blocks = grid[0] * grid[1] * grid[2]
     if isinstance(exc, EmulatorLimit):
         if exc.reason in ("aperture", "mubuf_scratch"):
@@ -97,9 +105,18 @@ def _has_ieee_f32_div(module, kernel_name: str) -> bool:
     return False
 
 
+def _uses(module, kernel_name: str, test) -> bool:
+    return any(test(ins.opcode, set(ins.modifiers)) for ins in _instructions(module, kernel_name))
+
+
 def explains_mismatch(module, kernel_name: str, want: np.ndarray, got: np.ndarray) -> str | None:
-    """'f32_div_denormal' when the kernel divides in f32 (div.rn / rcp.rn) and every differing
-    f32 element is 0 on the emulator where the interpreter has a denormal (or flushes on)."""
+    """The known-wrong emulator result a mismatch is, or None: 'u24_multiply' (the kernel uses
+    mul24/mad24 .u32), 'cas64' (a 64-bit atom.cas), 'f32_div_denormal' (the kernel divides in f32,
+    div.rn / rcp.rn, and every differing f32 element is 0 where the interpreter has a denormal)."""
+    if _uses(module, kernel_name, lambda op, m: op in ("mul24", "mad24") and "u32" in m):
+        return "u24_multiply"
+    if _uses(module, kernel_name, lambda op, m: op == "atom" and "cas" in m and m & {"b64", "u64", "s64"}):
+        return "cas64"
     if want.dtype != np.float32 or not _has_ieee_f32_div(module, kernel_name):
         return None
     w, g = want.reshape(-1), got.reshape(-1)

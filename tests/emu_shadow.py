@@ -27,11 +27,14 @@ import emu_limits
 
 TARGETS = [t for t in os.environ.get("EMU_SHADOW_TARGETS", "gfx942").split(",") if t]
 MAX_THREADS = int(os.environ.get("EMU_SHADOW_MAX_THREADS", "0"))       # 0: no cap
-# Largest ULP distance accepted for float results of kernels with `.approx` instructions
-# (PTX ISA §9.7.3: e.g. ex2/lg2.approx.f32 2 ulp, rcp/sqrt/rsqrt.approx 1 ulp, sin/cos
-# absolute error 2^-20.5 and more through a chain of them): 8 ulp, 2^-20 absolute near 0.
-APPROX_ULP = 8
-APPROX_ABS = 2.0 ** -20
+# Kernels with `.approx` instructions may differ from the interpreter within the PTX ISA's
+# error bounds (§9.7.3: sin/cos.approx.f32 absolute 2^-20.9, ex2/lg2/div.approx 2 ulp, rcp/
+# rsqrt 1 ulp), each executor's error adding up, and a quotient of approximations (tan =
+# sin/cos) amplifying them: accepted within 4 ulp, or 2^-19.9 absolute, or 2^-14 relative.
+# Their exact bounds are checked per executor by the fixture tests' own models.
+APPROX_ULP = 4
+APPROX_ABS = 2.0 ** -19.9
+APPROX_REL = 2.0 ** -14
 
 RESULTS: list[dict] = []
 
@@ -99,9 +102,14 @@ def _compare(module, kernel: str, want: list, got: list, params) -> tuple[str, s
             wf, gf = w.reshape(-1), g.reshape(-1)
             same = (wf.view(np.uint8).reshape(len(wf), -1) == gf.view(np.uint8).reshape(len(gf), -1)).all(1)
             both_nan = np.isnan(wf) & np.isnan(gf)
-            close = (_ulp(wf, gf) <= APPROX_ULP) | (np.abs(wf.astype(np.float64) - gf) <= APPROX_ABS)
+            err = np.abs(wf.astype(np.float64) - gf)
+            close = (_ulp(wf, gf) <= APPROX_ULP) | (err <= APPROX_ABS) | (err <= APPROX_REL * np.abs(wf))
             if np.all(same | both_nan | close):
                 continue
+            outside = np.flatnonzero(~(same | both_nan | close))
+            j = int(outside[0])
+            return "fail", (f"argument {i} ({params[i].name}, {w.dtype}{list(w.shape)}, .approx kernel): element {j} "
+                            f"beyond the approx bound: interp {wf[j]!r} emu {gf[j]!r} ({outside.size} elements)")
         flat_w, flat_g = w.reshape(-1), g.reshape(-1)
         per_elem = (flat_w.view(np.uint8).reshape(flat_w.size, -1) != flat_g.view(np.uint8).reshape(flat_g.size, -1))
         bad = np.flatnonzero(per_elem.any(1))

@@ -48,7 +48,7 @@ class Capabilities:
     printf: bool = False                 # device printf (vprintf) and __assertfail
     heap: bool = False                   # device malloc / free
     warp: bool = False                   # warp-synchronous instructions (shfl, vote, match, redux)
-    opt_in: bool = False                 # runs only when named (a test tool): not in available()
+    opt_in: bool = False                 # runs only when named (a test tool): not in defaults()
 
 
 @dataclass(frozen=True, eq=False)
@@ -155,9 +155,14 @@ def why_unavailable(executor: Executor) -> str | None:
 
 
 def available() -> tuple[str, ...]:
-    """The registered executors this installation can run (packages importable, nothing else
-    missing), less the opt-in ones (test tools), which run only when named."""
-    return tuple(e.name for e in _ordered() if not e.capabilities.opt_in and why_unavailable(e) is None)
+    """The registered executors this installation can run (packages importable, nothing else missing)."""
+    return tuple(e.name for e in _ordered() if why_unavailable(e) is None)
+
+
+def defaults() -> tuple[str, ...]:
+    """What runs when no executor is named (difftest's default set): ``available()`` less the
+    opt-in ones (test tools such as emu:*), which run only when named."""
+    return tuple(n for n in available() if not get(n).capabilities.opt_in)
 
 
 def get(name: str, what: str = "device") -> Executor:

@@ -1,0 +1,200 @@
+"""emu:<target>: translated code objects proven by execution on the AMD ISA emulator.
+
+The emulator (../shared/tools/amdgpu-emu, needs clang) is slow Python: the default run has one
+small launch (skipped without the tool) and the registration checks; everything else is
+``-m slow``:
+
+* every fixture kernel the interpreter tests launch, repeated on emu:gfx90a / gfx942 / gfx1100
+  with the interpreter's inputs (tests/emu_shadow.py), bit for bit equal except ``.approx``
+  kernels (within bounds) and the documented emulator limits (tests/emu_limits.py), skipped by
+  reason; the counts and reasons are printed at the end;
+* the fuzzer's kernels on interp vs emu:gfx942 and emu:gfx1100 (200 and 2,000);
+* ``ptxvm difftest --executors interp,emu:gfx90a``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import warnings
+from collections import Counter
+from importlib.util import find_spec
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import emu_limits
+import ptxvm
+from fixture_files import FIXTURES
+from ptxvm.driver import executors
+from ptxvm.driver.executors import emu
+
+ROOT = Path(__file__).resolve().parent.parent
+MISSING = emu.why_unavailable() or next(
+    (f"{p} is not installed" for p in ("llvmlite", "ziglang") if find_spec(p) is None), None)
+needs_emulator = pytest.mark.skipif(MISSING is not None, reason=f"emu executors unavailable: {MISSING}")
+ELEMENTWISE = FIXTURES / "nvcc" / "sm80" / "elementwise.ptx"
+
+
+def _vector_add():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ptxvm.Module.from_file(ELEMENTWISE).get_function("vector_add")
+
+
+# ------------------------------------------------------------------ registration (no emulator needed)
+
+def test_every_emulated_target_is_registered_and_opt_in():
+    for target in emu.TARGETS:
+        e = executors.get(f"emu:{target}")
+        assert e.capabilities.opt_in and not e.capabilities.host_cpu
+        assert e.name not in executors.defaults()          # difftest without -e does not run it
+
+
+def test_without_the_tool_the_executors_say_so_in_one_line(monkeypatch):
+    monkeypatch.setenv("PTXVM_EMU_TOOL", "/nonexistent/amdgpu-emu")
+    for target in emu.TARGETS:
+        name = f"emu:{target}"
+        why = executors.why_unavailable(executors.get(name))
+        assert why == "the AMD ISA emulator tool is not at $PTXVM_EMU_TOOL (/nonexistent/amdgpu-emu)"
+        assert name in executors.names() and name not in executors.available()
+    with pytest.raises(executors.Unavailable) as e:
+        _vector_add()(1, 32, (np.zeros(32, np.float32),) * 3 + (np.int32(32),), device="emu:gfx942")
+    assert e.value.message == ("device `emu:gfx942` is unavailable here: the AMD ISA emulator tool is not at "
+                               "$PTXVM_EMU_TOOL (/nonexistent/amdgpu-emu)")
+
+
+def test_without_clang_the_executors_say_so(monkeypatch):
+    if emu.tool_dir() is None:
+        pytest.skip("the emulator tool is not here")
+    monkeypatch.setenv("EMU_CLANG", "no-such-clang-binary")
+    assert "clang is not on PATH" in executors.why_unavailable(executors.get("emu:gfx90a"))
+
+
+# ------------------------------------------------------------------ one small launch (default run)
+
+@needs_emulator
+def test_vector_add_on_gfx942_equals_numpy():
+    n = 300
+    rng = np.random.default_rng(7)
+    a, b = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
+    c = np.full(n + 4, -1, np.float32)
+    k = _vector_add()
+    stats = k(3, 128, (a, b, c, np.int32(n)), device="emu:gfx942")
+    assert np.array_equal(c[:n], a + b)                  # f32 add is exact-rounded on both sides
+    assert np.all(c[n:] == -1)                           # the guard beyond n is untouched
+    assert k.stats is stats
+
+
+@needs_emulator
+@pytest.mark.slow
+def test_faults_and_limits_are_ptxvm_errors():
+    k = _vector_add()
+    a = np.ones(64, np.float32)
+    out = np.zeros(64, np.float32)
+    out.flags.writeable = False
+    with pytest.raises(ptxvm.LaunchError, match="read-only"):
+        k(1, 64, (a, a, out, np.int32(64)), device="emu:gfx1100")
+    clock = ptxvm.Module(".version 7.0\n.target sm_80\n.address_size 64\n.visible .entry c(.param .u64 p)\n{\n"
+                         ".reg .b64 %rd<3>;\nld.param.u64 %rd1, [p];\nmov.u64 %rd2, %clock64;\n"
+                         "st.global.u64 [%rd1], %rd2;\nret;\n}\n")
+    with pytest.raises(ptxvm.PtxError) as e:
+        clock["c"](1, 1, (np.zeros(1, np.uint64),), device="emu:gfx942")
+    assert emu_limits.classify_error(e.value, clock, "c", (1, 1, 1)) == "s_memtime", e.value
+
+
+# ------------------------------------------------------------------ every fixture kernel (slow)
+
+SHADOWED = ["tests/test_interp_kernels.py", "tests/test_interp_cases.py"]
+
+
+@needs_emulator
+@pytest.mark.slow
+@pytest.mark.parametrize("target", ["gfx90a", "gfx942", "gfx1100"])
+def test_fixture_kernels_agree_with_the_interpreter(target, tmp_path):
+    report = tmp_path / "report.json"
+    env = {**os.environ, "EMU_SHADOW_TARGETS": target, "EMU_SHADOW_REPORT": str(report),
+           "PYTHONPATH": os.pathsep.join([str(ROOT / "tests"), str(ROOT), os.environ.get("PYTHONPATH", "")]),
+           "PTXVM_EMU_TIMEOUT": os.environ.get("PTXVM_EMU_TIMEOUT", "300")}
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "emu_shadow", "-p", "no:cacheprovider",
+                        *SHADOWED], cwd=ROOT, env=env, capture_output=True, text=True, timeout=3600, check=False)
+    summary = r.stdout[r.stdout.find("emulator shadow run"):]
+    print(summary)
+    assert report.exists(), r.stdout[-3000:] + r.stderr[-3000:]
+    s = json.loads(report.read_text())
+    assert s["counts"][target]["ok"] > 0
+    assert not s["failures"], summary
+
+
+# ------------------------------------------------------------------ the fuzzer's kernels (slow)
+
+def _fuzz(n: int, targets=("gfx942", "gfx1100")):
+    from hypothesis import HealthCheck, given, settings
+
+    from ptxvm.errors import UnsupportedError
+    from ptxvm.testing.ptxgen import kernels, run_on
+    from ptxvm.testing.ptxgen_compare import compare_runs
+
+    seen: Counter = Counter()
+
+    @settings(deadline=None, derandomize=True, database=None, print_blob=False, max_examples=n,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @given(kernels(max_instructions=24))
+    def agree(gk):
+        runs = {"interp": run_on(gk, "interp")}
+        module = ptxvm.Module(gk.ptx)
+        for t in targets:
+            try:
+                runs[f"emu:{t}"] = run_on(gk, f"emu:{t}")
+            except UnsupportedError as e:               # a form the translator refuses, said at compile time
+                seen[t, "refused: " + str(e).splitlines()[0].split("error: ")[-1][:80]] += 1
+                continue
+            except ptxvm.PtxError as e:
+                why = emu_limits.classify_error(e, module, gk.kernel, gk.grid)
+                assert why, f"emu:{t} raised {type(e).__name__}: {e}\n{gk.listing()}"
+                seen[t, why] += 1
+                continue
+            problems = compare_runs(gk, {"interp": runs["interp"], f"emu:{t}": runs[f"emu:{t}"]})
+            if problems:
+                why = {emu_limits.explains_mismatch(module, gk.kernel, runs["interp"][i], runs[f"emu:{t}"][i])
+                       for i in gk.outputs if not np.array_equal(runs["interp"][i], runs[f"emu:{t}"][i])}
+                assert len(why) == 1 and None not in why, (
+                    f"interp and emu:{t} disagree\n" + "\n".join(problems) +
+                    f"\nlaunch: grid={gk.grid} block={gk.block}\n{gk.listing()}")
+                seen[t, why.pop()] += 1
+            else:
+                seen[t, "agree"] += 1
+
+    agree()
+    print(f"fuzz {n}: " + ", ".join(f"emu:{t} {k} x{c}" for (t, k), c in sorted(seen.items())))
+    for t in targets:
+        assert seen[t, "agree"] > n // 2, seen
+
+
+@needs_emulator
+@pytest.mark.slow
+def test_fuzz_200_interp_vs_emu():
+    _fuzz(200)
+
+
+@needs_emulator
+@pytest.mark.slow
+def test_fuzz_2000_interp_vs_emu():
+    _fuzz(2000)
+
+
+# ------------------------------------------------------------------ the CLI (slow)
+
+@needs_emulator
+@pytest.mark.slow
+def test_difftest_cli_interp_vs_emu_gfx90a(capsys):
+    from ptxvm.cli import main
+    rc = main(["difftest", str(ELEMENTWISE), "--kernel", "vector_add", "--grid", "2", "--block", "128",
+               "--arg", "f32[250]=random(seed=1)", "--arg", "f32[250]=arange", "--arg", "f32[250]=zeros",
+               "--arg", "250", "--executors", "interp,emu:gfx90a", "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert rc == 0 and doc["ok"] and doc["differ"] == 0
+    assert {b["executor"] for c in doc["cases"] for b in c["buffers"]} == {"emu:gfx90a"}
