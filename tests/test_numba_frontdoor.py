@@ -240,3 +240,48 @@ def test_out_of_bounds_write_is_a_kernel_fault(executor):
         a[cuda.grid(1) + 100000] = 1
     with pytest.raises(ptxvm.KernelFault):
         oob[1, 1](np.zeros(4, np.float32))
+
+
+_TABLE = np.arange(8, dtype=np.float32) * 3
+
+
+@jit
+def _namespace(out, rec):
+    t = cuda.threadIdx.x
+    c = cuda.const.array_like(_TABLE)
+    n = cuda.syncthreads_count(1 if t % 3 == 0 else 0)
+    a = cuda.syncthreads_and(1 if t < 100 else 0)
+    o = cuda.syncthreads_or(1 if t == 5 else 0)
+    out[t, 0] = c[t % 8]
+    out[t, 1] = n
+    out[t, 2] = a
+    out[t, 3] = o
+    out[t, 4] = cuda.activemask()
+    out[t, 5] = cuda.shfl_xor_sync(0xFFFFFFFF, t, 1)
+    if t == 0:
+        rec.x += 1.5
+
+
+def test_more_of_the_cuda_namespace_and_a_record(executor):
+    """const arrays, syncthreads_count/and/or, activemask, shfl_xor_sync; a record argument is
+    passed by pointer and its field written back into the array it came from. Expected by hand:
+    22 of 0..63 are multiples of 3; all 64 < 100; one == 5; a full warp's mask; t ^ 1."""
+    out = np.zeros((64, 6), np.float64)
+    recs = np.zeros(1, dtype=[("x", np.float64), ("y", np.int32)])
+    _namespace.with_device(executor)[1, 64](out, recs[0])
+    t = np.arange(64)
+    expected = np.stack([_TABLE[t % 8], np.full(64, 22), np.ones(64), np.ones(64), np.full(64, 0xFFFFFFFF), t ^ 1], 1)
+    assert np.array_equal(out, expected)
+    assert recs["x"][0] == 1.5 and recs["y"][0] == 0
+
+
+def test_forall_covers_n_tasks(executor):
+    @jit(device=executor)
+    def inc(a):
+        i = cuda.grid(1)
+        if i < a.size:
+            a[i] += 1
+    a = np.zeros(1000, np.int32)
+    inc.forall(a.size)(a)
+    inc.forall(0)(a)
+    assert (a == 1).all()

@@ -140,9 +140,11 @@ def _record(value, after: list[Callable[[], None]]) -> np.ndarray:
     buf = np.array([value], dtype=value.dtype)
 
     def back() -> None:
+        # A record taken from an array (recs[0]) is a view: its fields are set in the array.
         try:
-            value[...] = buf[0]
-        except (TypeError, ValueError):    # a read-only record (a copy the caller cannot see)
+            for name in value.dtype.names or ():
+                value[name] = buf[0][name]
+        except (TypeError, ValueError, IndexError):    # read-only: a copy the caller cannot see
             pass
     after.append(back)
     return buf
