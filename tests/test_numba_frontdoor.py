@@ -285,3 +285,21 @@ def test_forall_covers_n_tasks(executor):
     inc.forall(a.size)(a)
     inc.forall(0)(a)
     assert (a == 1).all()
+
+
+def test_without_numba_the_error_says_what_to_install(tmp_path):
+    """With numba hidden (a module finder that refuses it), jit() is a NumbaError naming the extra."""
+    code = ("import sys\n"
+            "class Hide:\n"
+            "    def find_spec(self, name, path=None, target=None):\n"
+            "        if name == 'numba' or name.startswith('numba.'):\n"
+            "            raise ImportError('hidden for the test')\n"
+            "sys.meta_path.insert(0, Hide())\n"
+            "import ptxvm.numba\n"
+            "try:\n"
+            "    ptxvm.numba.jit(lambda a: None)\n"
+            "except ptxvm.PtxError as e:\n"
+            "    print(type(e).__name__, e)\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert r.stdout.startswith("NumbaError") and "pip install 'ptxvm[numba]'" in r.stdout, r.stdout + r.stderr

@@ -43,6 +43,7 @@ def jit(func_or_sig=None, device: bool | str = False, *, executor: str | None = 
     ``device`` keeps numba's meaning when it is a bool (``True``: a device function, returned
     as numba's own); a string names the ptxvm executor (``device="cpu"``), as ``executor=`` does.
     """
+    import_numba_cuda()                 # numba missing: a NumbaError saying what to install, now
     if isinstance(device, str):
         executor, device = device, False
     if link:
