@@ -1,4 +1,5 @@
-"""The host JIT executor (``device="cpu"``): compiled kernels, batches of CTAs, synchronisation.
+"""The host JIT executor (``device="cpu"``): batches of CTAs and their synchronisation (compiling
+a kernel: ``program``; the host threads: ``threads``).
 
 Each round, generated code (``ptxvm_run``) runs every runnable thread of a batch to its
 next stop; CTAs are split into chunks that run on host threads in parallel (ctypes
@@ -12,31 +13,24 @@ from __future__ import annotations
 
 import ctypes
 import os
-import queue
 import sys
-import threading
-from concurrent.futures import Future
-from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
 
 from .. import limits
 from ..errors import DeadlockError, KernelFault, TrapError, WatchdogError
-from ..ir import nodes as ptx
-from ..lift.module import LiftedModule, Site, lift_kernel
+from ..lift.module import Site
 from ..machine import heap, reports
 from ..machine.addressmap import GLOBAL_BASE, LOCAL_BASE, SHARED_BASE, window_of
-from ..machine.image import ModuleImage
 from ..machine.launch import Geometry, LaunchStats
 from ..machine.memory import DeviceMemory, MemoryFault
 from ..machine.printf import format_printf
 from ..machine.reports import BarrierWait, BlockWait, WaitSite, cp_async_too_big, kernel_fault
-from ..machine.symbols import layout
-from ..passes import CallGraph
 from . import layout as L
-from .host import HostHooks
+from .program import JitProgram, compile_kernel
 from .scratch import ScratchPool
+from .threads import _HostThreads, _pool, host_stack_bytes
 
 # Per batch: thread records, local and shared memory, exchange slots. Small enough that its
 # buffers come back from _SCRATCH and stay largely in the caches between rounds; large enough
@@ -44,155 +38,8 @@ from .scratch import ScratchPool
 DEFAULT_MEMORY_BUDGET = 16 << 20
 # Batch buffers kept for the next launch (page faults on fresh memory cost more than the zeroing).
 _SCRATCH = ScratchPool(limit=4 * DEFAULT_MEMORY_BUDGET)
-_DRIVER = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64,
-                           ctypes.c_int64, ctypes.c_int64)
 _CPUS = os.cpu_count() or 1
 _HOST_CALL = ctypes.CFUNCTYPE(ctypes.c_uint64, ctypes.c_uint64, ctypes.c_uint32, ctypes.c_uint64)
-
-
-@dataclass
-class JitProgram:
-    kernel: ptx.Function
-    lifted: LiftedModule
-    symbols: object                    # machine.symbols.Symbols: the launch's memory layout
-    record_bytes: int
-    loaded: object                     # keeps the machine code alive
-    driver: object
-    files: dict[int, str]
-    heap: bool = False                 # calls device malloc/free: its CTAs run in order, on one host thread
-    exchanges: bool = True             # warp instructions: the CTAs need exchange slots
-    call_frames: int | None = 0        # local bytes the `.func` frames need at most (None: recursion)
-    kernel_stack: int = 0              # host stack bytes of the kernel's own `.param` buffers
-    max_frame: int = 0                 # host stack bytes of the largest `.func` activation
-
-    @property
-    def kernel_frame(self) -> int:
-        return self.symbols.frame_bytes.get(self.kernel.name, 0)
-
-    @property
-    def local_window(self) -> int:
-        """Per-thread local memory: the kernel's frame, plus a call stack for the `.func` frames:
-        as deep as the call graph needs, or (recursion) the stack budget, limits.stack_per_thread."""
-        frames = self.call_frames
-        return self.kernel_frame + (limits.current().stack_per_thread if frames is None else frames)
-
-
-def compile_kernel(module: ptx.Module, kernel: ptx.Function, image: ModuleImage, dynamic_shared: int,
-                   *, opt: int = 2) -> JitProgram:
-    from .loader import host_target, jit_ir
-    lay = layout(module, kernel, image, dynamic_shared)
-    triple, _cpu, _features = host_target()
-    hooks = HostHooks(triple=triple)
-    lifted = lift_kernel(module, kernel.name, hooks, lay)
-    loaded = jit_ir(lifted.llvm_ir, opt=opt)
-    driver = _DRIVER(loaded.address("ptxvm_run"))
-    record = hooks.record_bytes
-    files = {i.index: i.path for i in module.items if isinstance(i, ptx.FileDirective)}
-    graph = CallGraph.of(module)
-    return JitProgram(kernel, lifted, lay, record, loaded, driver, files, graph.uses_heap(kernel.name), hooks.exchanges,
-                      _call_frames(graph, kernel.name, lay.frame_bytes, lay.frame_align),
-                      hooks.kernel_stack, hooks.max_frame)
-
-
-def _call_frames(graph: CallGraph, kernel: str, frame_bytes: dict[str, int],
-                 frame_align: dict[str, int]) -> int | None:
-    """Local bytes the deepest chain of `.func` frames below ``kernel`` needs (each frame aligned
-    as push_frame aligns it), or None when the call graph has a cycle (recursion). Callees are
-    the call graph's (``passes.CallGraph``: an indirect call may reach any address-taken one)."""
-    memo: dict[str, int | None] = {}
-    active: set[str] = set()
-
-    def need(name: str) -> int | None:
-        if name in active:
-            return None
-        if name in memo:
-            return memo[name]
-        active.add(name)
-        deepest = 0
-        for callee in sorted(_callees(graph, name)):
-            n = need(callee)
-            if n is None:
-                active.discard(name)
-                memo[name] = None
-                return None
-            deepest = max(deepest, n)
-        active.discard(name)
-        own = frame_bytes.get(name, 0) if name != kernel else 0
-        memo[name] = deepest + (own + frame_align.get(name, 16) if own else 0)
-        return memo[name]
-
-    return need(kernel)
-
-
-def _callees(graph: CallGraph, name: str) -> set[str]:
-    """The `.func`s with a body that ``name`` may transfer control to."""
-    if name not in graph.facts:
-        return set()
-    return {n for n in graph.successors(name)
-            if n in graph.functions and graph.functions[n].body is not None and not graph.functions[n].is_kernel}
-
-
-class _HostThreads:
-    """Host threads that run the generated code, each with a stack of a known size: the stack
-    budget the generated code checks (limits.stack_per_thread, call_depth) is then real, where
-    the main thread's stack is whatever the process was started with. Daemon threads: an
-    interrupted process does not wait for them."""
-
-    def __init__(self, workers: int, stack: int) -> None:
-        self.workers, self.stack = workers, stack
-        self.jobs: queue.SimpleQueue = queue.SimpleQueue()
-        with _STACK_LOCK:
-            old = threading.stack_size(stack)
-            try:
-                for i in range(workers):
-                    threading.Thread(target=self._work, name=f"ptxvm-cta-{i}", daemon=True).start()
-            finally:
-                threading.stack_size(old)
-
-    def _work(self) -> None:
-        while True:
-            job = self.jobs.get()
-            if job is None:
-                return
-            fn, args, fut = job
-            if fut.set_running_or_notify_cancel():
-                try:
-                    fut.set_result(fn(*args))
-                except BaseException as e:  # noqa: BLE001 - handed to the waiting thread
-                    fut.set_exception(e)
-
-    def submit(self, fn, *args) -> Future:
-        fut: Future = Future()
-        self.jobs.put((fn, args, fut))
-        return fut
-
-    def close(self) -> None:
-        for _ in range(self.workers):
-            self.jobs.put(None)
-
-
-_STACK_LOCK = threading.Lock()
-_POOL: _HostThreads | None = None
-
-
-def host_stack_bytes(program: JitProgram) -> int:
-    """The host stack a thread running ``program`` needs: the driver's and the kernel's frames,
-    then `.func` frames up to the stack budget, with room for the generated code using more per
-    frame than the budget counts (spills) and for the frame whose check fails."""
-    lim = limits.current()
-    need = (8 << 20) + program.kernel_stack + 2 * program.max_frame + 2 * lim.stack_per_thread + 1024 * lim.call_depth
-    return (need + (1 << 20) - 1) >> 20 << 20
-
-
-def _pool(workers: int, stack: int) -> _HostThreads:
-    """One process-wide set of host threads for CTA chunks (starting threads per launch costs ms);
-    made anew when a launch needs more of them or a larger stack."""
-    global _POOL
-    if _POOL is None or _POOL.workers < workers or _POOL.stack < stack:
-        if _POOL is not None:
-            _POOL.close()
-        _POOL = _HostThreads(max(workers, _CPUS, _POOL.workers if _POOL else 0), max(stack, _POOL.stack if _POOL else 0))
-    return _POOL
 
 
 class _Launch:
@@ -731,3 +578,6 @@ def _stack_message(which: int, value: int, local_window: int) -> str:
     if which == 1:
         return reports.stack_exceeded(value)
     return reports.local_window_full(value, local_window)
+
+
+__all__ = ["DEFAULT_MEMORY_BUDGET", "JitProgram", "compile_kernel", "host_stack_bytes", "run_kernel"]
