@@ -112,10 +112,7 @@ CASES: dict[str, tuple[str, int, int, tuple, int]] = {
 
 # Where the interpreter is wrong today (the "interp" helper of issue 12 fixes these): the case
 # then passes on the JIT alone, and the xfail turns into a failure when the interpreter is fixed.
-INTERP_WRONG: dict[str, str] = {
-    "indirect_call_bad_address": "the interpreter raises TrapError for a call through a bad address; "
-                                 "issue 12 asks for a KernelFault naming the address, as the JIT raises",
-}
+INTERP_WRONG: dict[str, str] = {}
 
 
 def _child(device: str, cases_file: str) -> None:

@@ -296,7 +296,7 @@ def _op_error(program: Program, b: Batch, op, e: Exception):
     if isinstance(e, MemoryFault):
         return _fault(KernelFault, program, b, e.lane, e.message, op, address=e.address, space=e.space)
     if isinstance(e, StackFault):
-        return _fault(KernelFault, program, b, e.lane, e.message, op)
+        return _fault(KernelFault, program, b, e.lane, e.message, op, address=e.address)
     return _fault(TrapError, program, b, e.lane, e.message, op)
 
 

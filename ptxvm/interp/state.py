@@ -39,6 +39,15 @@ class StackFault(Exception):
     def __init__(self, lane: int, message: str) -> None:
         super().__init__(message)
         self.lane, self.message = lane, message
+        self.address: int | None = None
+
+
+class BadCall(StackFault):
+    """An indirect call through an address that is no function's (a KernelFault naming it)."""
+
+    def __init__(self, lane: int, address: int) -> None:
+        super().__init__(lane, reports.bad_indirect_call(address))
+        self.address = address
 
 
 @dataclass

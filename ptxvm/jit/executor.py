@@ -431,8 +431,7 @@ class _Batch:
             msg, address, space = self.heap_faults.get(t, ("bad free", addr, "global"))
             raise self._error(KernelFault, t, msg, address=address, space=space)
         if kind == L.FaultKind.BAD_CALL:
-            raise self._error(KernelFault, t, f"indirect call through 0x{addr:x}, which is not the address of "
-                                              "a function of this module", address=addr)
+            raise self._error(KernelFault, t, reports.bad_indirect_call(addr), address=addr)
         if kind == L.FaultKind.MISALIGNED:
             msg = reports.misaligned(space, size, addr_in)
         elif kind == L.FaultKind.READONLY:

@@ -20,6 +20,12 @@ from ..ir import nodes as ir
 Dim3 = tuple[int, int, int]
 
 
+def bad_indirect_call(address: int) -> str:
+    """A `call` through a register that holds no function's address (on a GPU: an illegal
+    instruction fault)."""
+    return f"indirect call through 0x{address:x}, which is not the address of a function of this module"
+
+
 def kernel_fault(cls: type[KernelFault], message: str, *, kernel: str, block: tuple, thread: tuple,
                  instruction=None, loc: tuple[int, int, int] | None = None, files: dict | None = None,
                  memory=None, address: int | None = None, space: str | None = None) -> KernelFault:
@@ -38,7 +44,7 @@ def kernel_fault(cls: type[KernelFault], message: str, *, kernel: str, block: tu
     if text:
         full += f"\n  at `{text}`{where}"
     if address is not None and cls is KernelFault:
-        full += f"\n  address 0x{address:x} in the .{space} state space"
+        full += f"\n  address 0x{address:x}" + (f" in the .{space} state space" if space else "")
     span = instruction.span if instruction is not None else None
     err = cls(full, kernel=kernel, block=block, thread=thread, instruction=text,
               filename=span.filename if span else None, line=span.line if span and span.line else None,

@@ -17,7 +17,7 @@ from ... import limits
 from ...ir.types import ScalarType, StateSpace
 from ...machine import heap, reports
 from ...machine.printf import cstring, format_printf
-from ..state import StackFault
+from ..state import BadCall, StackFault
 from ..program import CompileContext, Control, reader, writer
 from . import impl
 
@@ -50,6 +50,9 @@ def _call(ctx: CompileContext, ins: ir.Instruction):
         def select(b, lanes):
             a = addr(b, lanes)
             names = np.array([by_address.get(int(x)) for x in a], dtype=object)
+            bad = [i for i, n in enumerate(names) if n is None]
+            if bad:
+                raise BadCall(int(lanes[bad[0]]), int(a[bad[0]]))
             return names
     bindings = {}
     for name, f in targets.items():
@@ -68,8 +71,10 @@ def _call(ctx: CompileContext, ins: ir.Instruction):
             [(n, np.nonzero(names == n)[0]) for n in set(names.tolist())]
         for name, sel in groups:
             if name is None or name not in bindings:
+                # A function whose signature does not fit the call: the ISA leaves it undefined.
                 from .control import _Trap
-                raise _Trap(int(lanes[sel[0]]), "indirect call through an address that is no function")
+                raise _Trap(int(lanes[sel[0]]), f"indirect call to `{name}`, whose parameters do not "
+                                                "match the call's prototype")
             sub = lanes[sel]
             _enter(b, sub, ins_pc[0], name, bindings[name], costs[name])
             new_pc[sel] = entries[name]
