@@ -132,7 +132,7 @@ def _kernel_json(k) -> dict:
 def _check_one(path: str, args) -> tuple[bool, dict | None, list[str]]:
     """Returns (ok, json record, human-readable lines)."""
     from .frontend.cache import check_file
-    from .ir.summary import summarize_module
+    from .passes.summary import summarize_module
     try:
         result = check_file(path, use_cache=False if args.no_cache else None)
     except OSError as exc:

@@ -317,7 +317,7 @@ def test_unreadable_files(tmp_path: Path, capsys) -> None:
 
 
 def test_internal_error_is_reported_without_traceback(vadd: Path, monkeypatch, capsys) -> None:
-    import ptxvm.ir.summary as summary
+    import ptxvm.passes.summary as summary
 
     def boom(module):
         raise RuntimeError("boom")

@@ -8,6 +8,8 @@ function- and scope-unique storage keys.
 from __future__ import annotations
 
 from ..ir import nodes as ir
+from ..isa import OpClass, opcodes_in
+from ..passes import CallGraph
 from ..ir.types import ScalarType, StateSpace
 from .ops import formulas, load_all
 from ..errors import UnsupportedError
@@ -15,7 +17,7 @@ from ..machine.symbols import Symbols
 from .program import CompileContext, Control, Op, Program, reader
 
 
-WARP_SYNC = frozenset({"shfl", "vote", "match", "redux.sync", "activemask", "bar.warp.sync"})
+WARP_SYNC = opcodes_in(OpClass.WARP_SYNC)
 
 
 def compile_kernel(module: ir.Module, kernel: ir.Function, symbols: Symbols) -> Program:
@@ -56,40 +58,10 @@ def compile_kernel(module: ir.Module, kernel: ir.Function, symbols: Symbols) -> 
 
 
 def reachable(module: ir.Module, kernel: ir.Function) -> list[ir.Function]:
-    """The kernel and every function it may call (directly, or indirectly: address-taken ones)."""
-    funcs = module.functions
-    taken: set[str] = set()
-    for item in module.items:
-        if isinstance(item, ir.VarDecl) and item.init is not None:
-            stack = [item.init]
-            while stack:
-                x = stack.pop()
-                if isinstance(x, ir.InitList):
-                    stack.extend(x.elements)
-                elif isinstance(x, ir.SymbolRef) and x.name in funcs:
-                    taken.add(x.name)
-    order, seen, todo = [kernel], {kernel.name}, [kernel]
-    while todo:
-        f = todo.pop()
-        for ins in f.body.instructions():
-            names = []
-            if ins.opcode == "call":
-                callee = next((o for o in ins.operands if not isinstance(o, ir.ParenList)), None)
-                if isinstance(callee, ir.Symbol):
-                    names.append(callee.name)
-                else:
-                    names.extend(taken | {o.name for g in module.functions.values() if g.body
-                                          for i in g.body.instructions() if i.opcode == "mov"
-                                          for o in i.operands if isinstance(o, ir.Symbol) and o.name in funcs})
-            else:
-                names.extend(o.name for o in ins.operands if isinstance(o, ir.Symbol) and o.name in funcs)
-            for n in names:
-                g = funcs.get(n)
-                if g is not None and g.body is not None and not g.is_kernel and n not in seen:
-                    seen.add(n)
-                    order.append(g)
-                    todo.append(g)
-    return order
+    """The kernel and every function it may call (``passes.CallGraph``'s rule: directly, or
+    through an address: any address-taken function behind an indirect call)."""
+    graph = CallGraph.of(module)
+    return [graph.functions[n] for n in graph.reachable(kernel.name)]
 
 
 def _block(ctx: CompileContext, impls, block: ir.Block, ops: list[Op], loc: list, top: bool = False) -> None:

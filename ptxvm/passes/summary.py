@@ -20,10 +20,9 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Iterable, Iterator
 
-from .nodes import (
-    Address, Block, Function, Instruction, Module, Negated, Pair, ParenList, Symbol, VarDecl, Vector,
-)
-from .types import StateSpace
+from ..ir.nodes import Block, Function, Instruction, Module, VarDecl
+from ..ir.types import StateSpace
+from .callgraph import CallGraph, operand_symbols
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,25 +116,6 @@ def _layout(decls: Iterable[VarDecl]) -> int:
     return offset
 
 
-def _operand_symbols(op) -> Iterator[str]:
-    t = type(op)
-    if t is Symbol:
-        yield op.name
-    elif t is Address:
-        if type(op.base) is Symbol:
-            yield op.base.name
-        for e in op.extra:
-            yield from _operand_symbols(e)
-    elif t is Vector or t is ParenList:
-        for e in op.elements:
-            yield from _operand_symbols(e)
-    elif t is Negated:
-        yield from _operand_symbols(op.operand)
-    elif t is Pair:
-        yield from _operand_symbols(op.first)
-        yield from _operand_symbols(op.second)
-
-
 def _body_decls(body: Block | None) -> Iterator[VarDecl]:
     if body is not None:
         for s in body.walk():
@@ -150,44 +130,9 @@ def _instructions(body: Block | None) -> Iterator[Instruction]:
                 yield s
 
 
-@dataclass(frozen=True, slots=True)
-class _Refs:
-    symbols: frozenset[str]
-    callees: tuple[str, ...]
-    indirect_calls: int
-
-
-def _references(fn: Function, functions: dict[str, Function]) -> _Refs:
-    symbols: set[str] = set()
-    callees: list[str] = []
-    indirect = 0
-    for ins in _instructions(fn.body):
-        names = [n for op in ins.operands for n in _operand_symbols(op)]
-        symbols.update(names)
-        if ins.opcode == "call":
-            target = next((op for op in ins.operands if type(op) is not ParenList), None)
-            if type(target) is Symbol and target.name in functions:
-                if target.name not in callees:
-                    callees.append(target.name)
-            else:
-                indirect += 1
-    return _Refs(frozenset(symbols), tuple(callees), indirect)
-
-
-def _reachable(fn: Function, functions: dict[str, Function], refs: dict[str, _Refs]) -> list[Function]:
-    """``fn`` and every function it can reach through calls or address-taking."""
-    seen = {fn.name}
-    order = [fn]
-    i = 0
-    while i < len(order):
-        r = refs[order[i].name]
-        for name in (*r.callees, *sorted(r.symbols)):
-            g = functions.get(name)
-            if g is not None and name not in seen:
-                seen.add(name)
-                order.append(g)
-        i += 1
-    return order
+def _symbols(fn: Function) -> frozenset[str]:
+    """Every symbol ``fn``'s instructions name (variables, functions, labels)."""
+    return frozenset(n for ins in _instructions(fn.body) for op in ins.operands for n in operand_symbols(op))
 
 
 # ------------------------------------------------------------------ public
@@ -214,14 +159,19 @@ def opcode_histograms(fn: Function) -> tuple[Counter[str], Counter[str]]:
     return base, full
 
 
-def summarize_function(module: Module, fn: Function, *, _refs: dict[str, _Refs] | None = None) -> KernelSummary:
-    functions = module.functions
-    refs = _refs if _refs is not None else {name: _references(f, functions) for name, f in functions.items()}
-    reach = _reachable(fn, functions, refs)
+def summarize_function(module: Module, fn: Function, *, _graph: CallGraph | None = None,
+                       _syms: dict[str, frozenset[str]] | None = None) -> KernelSummary:
+    graph = _graph if _graph is not None else CallGraph.of(module)
+    syms = _syms if _syms is not None else {}
+    # What the kernel may reach (passes.CallGraph's one rule: calls, addresses taken, and every
+    # address-taken function behind an indirect call).
+    reach = [graph.functions[n] for n in graph.reachable(fn.name)]
     globals_ = module.globals
     used: set[str] = set()
     for g in reach:
-        used |= refs[g.name].symbols
+        if g.name not in syms:
+            syms[g.name] = _symbols(g)
+        used |= syms[g.name]
 
     shared_static: list[VarDecl] = []
     dynamic: list[str] = []
@@ -241,7 +191,7 @@ def summarize_function(module: Module, fn: Function, *, _refs: dict[str, _Refs] 
 
     base, full = opcode_histograms(fn)
     params = tuple(param_info(p) for p in fn.params)
-    own = refs[fn.name]
+    own = graph.facts[fn.name]
     return KernelSummary(
         name=fn.name,
         params=params,
@@ -257,7 +207,7 @@ def summarize_function(module: Module, fn: Function, *, _refs: dict[str, _Refs] 
         opcodes=tuple(sorted(base.items(), key=lambda kv: (-kv[1], kv[0]))),
         full_opcodes=tuple(sorted(full.items(), key=lambda kv: (-kv[1], kv[0]))),
         directives=tuple((d.name, d.values) for d in fn.directives),
-        calls=own.callees,
+        calls=own.calls,
         indirect_calls=own.indirect_calls,
         line=fn.span.line or None,
     )
@@ -265,9 +215,8 @@ def summarize_function(module: Module, fn: Function, *, _refs: dict[str, _Refs] 
 
 def summarize_module(module: Module) -> tuple[KernelSummary, ...]:
     """One summary per kernel (``.entry`` with a body), in source order."""
-    functions = module.functions
-    refs = {name: _references(f, functions) for name, f in functions.items()}
-    return tuple(summarize_function(module, k, _refs=refs) for k in module.kernels.values())
+    graph, syms = CallGraph.of(module), {}
+    return tuple(summarize_function(module, k, _graph=graph, _syms=syms) for k in module.kernels.values())
 
 
 __all__ = ["KernelSummary", "ParamInfo", "opcode_histograms", "param_info", "register_counts",
