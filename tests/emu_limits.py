@@ -10,6 +10,8 @@ accounts for every differing element.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 # reason -> what the emulator does not do (shown in the end-of-run summary).
@@ -31,6 +33,9 @@ LIMITS = {
                     "operands; the ISA multiplies S0[23:0] * S1[23:0] (PTX mul24/mad24 .u32 on values above 2^24)",
     "cas64": "emulator bug: a 64-bit compare-and-swap (*_ATOMIC_CMPSWAP_X2 / _B64) never stores: the compare "
              "value DATA[127:64] is not read, so tmp == cmp fails and memory keeps its value",
+    "bpermute_exec": "emulator bug: DS_BPERMUTE_B32 / DS_PERMUTE_B32 write the destination VGPR of inactive lanes "
+                     "too (the ISA writes VGPR[i][VDST] only where EXEC[i]), and crash the emulator in some "
+                     "kernels (a permute accesses no memory, so it cannot fault on a GPU)",
     "not_translated": "the translator refuses the module (UnsupportedError: device malloc/printf, a special "
                       "register AMD GPUs lack, ...): nothing to emulate (tests/test_amdgpu_fixtures.py lists them)",
     "module_state": "the module's variables were changed after loading (cudaMemcpyToSymbol or an earlier "
@@ -44,14 +49,33 @@ _SPIN = ("atom", "red", "ld", "membar", "fence")
 
 
 def _instructions(module, kernel_name: str):
-    """Every instruction of the kernel and of every function of its module (callees included)."""
-    for f in module.ir.functions.values():
-        if f.body is not None:
+    """Every instruction of the kernel and of the module's `.func`s (its possible callees)."""
+    for name, f in module.ir.functions.items():
+        if f.body is not None and (name == kernel_name or not f.is_kernel):
             yield from f.body.instructions()
 
 
+def _names(op):
+    """The symbol and register names an operand mentions (addresses, vectors, negations)."""
+    name = getattr(op, "name", None)
+    if isinstance(name, str):
+        yield name
+    for attr in ("base", "operand", "first", "second"):
+        inner = getattr(op, attr, None)
+        if inner is not None:
+            yield from _names(inner)
+    for inner in getattr(op, "elements", ()) + getattr(op, "extra", ()):
+        yield from _names(inner)
+
+
+def references(module, kernel_name: str, symbols) -> bool:
+    """Whether the kernel (or a `.func`) names one of ``symbols`` in an operand."""
+    symbols = set(symbols)
+    return any(n in symbols for ins in _instructions(module, kernel_name) for op in ins.operands for n in _names(op))
+
+
 def _reads(ins, names) -> bool:
-    return any(getattr(op, "name", None) in names for op in ins.operands)
+    return any(n in names for op in ins.operands for n in _names(op))
 
 
 def before_run(module, kernel_name: str) -> str | None:
@@ -76,9 +100,12 @@ def _may_wait_on_other_blocks(module, kernel_name: str) -> bool:
 def classify_error(exc: BaseException, module, kernel_name: str, grid: tuple[int, int, int]) -> str | None:
     """The documented limit an emu:* launch failure is, or None when it is a real failure."""
     from ptxvm.driver.executors.emu import EmulatorLimit
-    from ptxvm.errors import UnsupportedError, WatchdogError
+    from ptxvm.errors import KernelFault, UnsupportedError, WatchdogError
     if isinstance(exc, UnsupportedError):
         return "not_translated"
+    if isinstance(exc, KernelFault) and "crashed the emulator" in str(exc) and \
+            re.search(r"last instruction started:.*\bds_b?permute_b32", str(exc)):
+        return "bpermute_exec"
     blocks = grid[0] * grid[1] * grid[2]
     if isinstance(exc, EmulatorLimit):
         if exc.reason in ("aperture", "mubuf_scratch"):
@@ -109,13 +136,18 @@ def _uses(module, kernel_name: str, test) -> bool:
     return any(test(ins.opcode, set(ins.modifiers)) for ins in _instructions(module, kernel_name))
 
 
-def explains_mismatch(module, kernel_name: str, want: np.ndarray, got: np.ndarray) -> str | None:
-    """The known-wrong emulator result a mismatch is, or None: 'u24_multiply' (the kernel uses
-    mul24/mad24 .u32), 'cas64' (a 64-bit atom.cas), 'f32_div_denormal' (the kernel divides in f32,
-    div.rn / rcp.rn, and every differing f32 element is 0 where the interpreter has a denormal)."""
-    if _uses(module, kernel_name, lambda op, m: op in ("mul24", "mad24") and "u32" in m):
+def explains_mismatch(module, kernel_name: str, want: np.ndarray, got: np.ndarray, asm: str = "") -> str | None:
+    """The known-wrong emulator result a mismatch is, or None, from the machine code ``asm`` (the
+    code object's listing) and the PTX: 'u24_multiply' (the code has v_mul/v_mad *_u32_u24, which
+    LLVM selects for a multiply of 24-bit-masked values, dropping the masks), 'cas64' (a 64-bit
+    compare-and-swap), 'f32_div_denormal' (the kernel divides in f32, div.rn / rcp.rn, and every
+    differing f32 element is 0 where the interpreter has a denormal)."""
+    if re.search(r"\bv_(mul|mul_hi|mad)_u32_u24", asm):
         return "u24_multiply"
-    if _uses(module, kernel_name, lambda op, m: op == "atom" and "cas" in m and m & {"b64", "u64", "s64"}):
+    if re.search(r"\bds_b?permute_b32\b", asm):
+        return "bpermute_exec"
+    if re.search(r"_atomic_cmpswap_(x2|b64)\b", asm) or \
+            _uses(module, kernel_name, lambda op, m: op == "atom" and "cas" in m and m & {"b64", "u64", "s64"}):
         return "cas64"
     if want.dtype != np.float32 or not _has_ieee_f32_div(module, kernel_name):
         return None

@@ -63,19 +63,16 @@ def _copy_args(args: tuple) -> list:
     return out
 
 
-def _module_state_changed(module) -> bool:
-    """Whether the module's variables differ from a fresh load's (host writes, earlier launches)."""
+def _changed_variables(module) -> set[str]:
+    """The module's variables whose bytes differ from a fresh load's (host writes, earlier launches)."""
     from ptxvm.driver.arrays import Device, default_device
     dev = default_device()
     if module not in dev.images:
-        return False
+        return set()
     now, fresh_dev = dev.images[module], Device()
     fresh = fresh_dev.image(module)
-    for name, addr in now.addresses.items():
-        a, b = dev.memory.find(addr), fresh_dev.memory.find(fresh.addresses[name])
-        if not np.array_equal(a.data, b.data):
-            return True
-    return False
+    return {name for name, addr in now.addresses.items()
+            if not np.array_equal(dev.memory.find(addr).data, fresh_dev.memory.find(fresh.addresses[name]).data)}
 
 
 def _ulp(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -87,7 +84,7 @@ def _ulp(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.abs(ia - ib)
 
 
-def _compare(module, kernel: str, want: list, got: list, params) -> tuple[str, str | None]:
+def _compare(module, kernel: str, want: list, got: list, params, asm: str) -> tuple[str, str | None]:
     """('ok' | 'skip' | 'fail', detail)."""
     approx = emu_limits.has_approx(module, kernel)
     for i, (w, g) in enumerate(zip(want, got)):
@@ -95,7 +92,7 @@ def _compare(module, kernel: str, want: list, got: list, params) -> tuple[str, s
             continue
         if np.array_equal(w.reshape(-1).view(np.uint8), g.reshape(-1).view(np.uint8)):
             continue
-        reason = emu_limits.explains_mismatch(module, kernel, w, g)
+        reason = emu_limits.explains_mismatch(module, kernel, w, g, asm)
         if reason:
             return "skip", reason
         if approx and w.dtype.kind == "f":
@@ -119,11 +116,22 @@ def _compare(module, kernel: str, want: list, got: list, params) -> tuple[str, s
     return "ok", None
 
 
+def _differs(want: list, got: list) -> bool:
+    return any(isinstance(w, np.ndarray) and not np.array_equal(w.reshape(-1).view(np.uint8), g.reshape(-1).view(np.uint8))
+               for w, g in zip(want, got))
+
+
+def _asm(module, target: str) -> str:
+    """The assembly listing of the code object the launch ran (a second code generation)."""
+    from ptxvm.driver.executors import emu
+    return emu.code_object(module, target).asm
+
+
 def _shadow(request, interp_launch):
     from ptxvm.driver import executors
     kernel = request.kernel
     before = _copy_args(request.args)
-    state_changed = _module_state_changed(kernel.module)
+    state_changed = emu_limits.references(kernel.module, kernel.name, _changed_variables(kernel.module))
     stats = interp_launch(request)          # the real launch: the test checks it
     want = list(request.args)
     nthreads = int(np.prod(request.grid) * np.prod(request.block))
@@ -148,7 +156,8 @@ def _shadow(request, interp_launch):
                                 detail=f"{type(e).__name__}: {str(e).splitlines()[0][:300]}",
                                 seconds=round(time.time() - t0, 2)))
             continue
-        outcome, detail = _compare(kernel.module, kernel.name, want, got, kernel.params)
+        outcome, detail = _compare(kernel.module, kernel.name, want, got, kernel.params,
+                                   _asm(kernel.module, target) if _differs(want, got) else "")
         RESULTS.append(dict(rec, outcome=outcome, reason=detail if outcome == "skip" else None,
                             detail=detail if outcome == "fail" else None, seconds=round(time.time() - t0, 2)))
     return stats

@@ -132,6 +132,10 @@ def test_fixture_kernels_agree_with_the_interpreter(target, tmp_path):
 # ------------------------------------------------------------------ the fuzzer's kernels (slow)
 
 def _fuzz(n: int, targets=("gfx942", "gfx1100")):
+    """Run ``n`` generated kernels on interp and each emu target. Every outcome is counted (agree,
+    a documented limit by reason, a translator refusal); disagreements and unexplained errors are
+    collected, printed with the kernel and how to rerun it, and fail the test at the end (the
+    shrunk ones found so far are the regression tests below)."""
     from hypothesis import HealthCheck, given, settings
 
     from ptxvm.errors import UnsupportedError
@@ -139,37 +143,46 @@ def _fuzz(n: int, targets=("gfx942", "gfx1100")):
     from ptxvm.testing.ptxgen_compare import compare_runs
 
     seen: Counter = Counter()
+    failures: list[str] = []
+
+    def rerun(gk) -> str:
+        return (f"launch: grid={gk.grid} block={gk.block}; to rerun: kernel_from_ptx(ptx, {gk.grid}, {gk.block}, "
+                f"seed={gk.seed}, approx_ops={gk.approx_ops})\n{gk.listing()}")
+
+    def one(gk, t: str, ref, module) -> str:
+        try:
+            got = run_on(gk, f"emu:{t}")
+        except UnsupportedError as e:               # a form the translator refuses, said at compile time
+            return "refused: " + str(e).splitlines()[0].split("error: ")[-1][:70]
+        except ptxvm.PtxError as e:
+            why = emu_limits.classify_error(e, module, gk.kernel, gk.grid)
+            if why is None:
+                failures.append(f"emu:{t} raised {type(e).__name__}: {str(e).splitlines()[0]}\n{rerun(gk)}")
+                return f"FAIL {type(e).__name__}"
+            return why
+        problems = compare_runs(gk, {"interp": ref, f"emu:{t}": got})
+        if not problems:
+            return "agree"
+        asm = emu.code_object(module, t).asm
+        why = {emu_limits.explains_mismatch(module, gk.kernel, ref[i], got[i], asm)
+               for i in gk.outputs if not np.array_equal(ref[i], got[i])}
+        if len(why) == 1 and None not in why:
+            return why.pop()
+        failures.append(f"interp and emu:{t} disagree\n" + "\n".join(problems) + "\n" + rerun(gk))
+        return "FAIL disagree"
 
     @settings(deadline=None, derandomize=True, database=None, print_blob=False, max_examples=n,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
     @given(kernels(max_instructions=24))
-    def agree(gk):
-        runs = {"interp": run_on(gk, "interp")}
+    def campaign(gk):
+        ref = run_on(gk, "interp")
         module = ptxvm.Module(gk.ptx)
         for t in targets:
-            try:
-                runs[f"emu:{t}"] = run_on(gk, f"emu:{t}")
-            except UnsupportedError as e:               # a form the translator refuses, said at compile time
-                seen[t, "refused: " + str(e).splitlines()[0].split("error: ")[-1][:80]] += 1
-                continue
-            except ptxvm.PtxError as e:
-                why = emu_limits.classify_error(e, module, gk.kernel, gk.grid)
-                assert why, f"emu:{t} raised {type(e).__name__}: {e}\n{gk.listing()}"
-                seen[t, why] += 1
-                continue
-            problems = compare_runs(gk, {"interp": runs["interp"], f"emu:{t}": runs[f"emu:{t}"]})
-            if problems:
-                why = {emu_limits.explains_mismatch(module, gk.kernel, runs["interp"][i], runs[f"emu:{t}"][i])
-                       for i in gk.outputs if not np.array_equal(runs["interp"][i], runs[f"emu:{t}"][i])}
-                assert len(why) == 1 and None not in why, (
-                    f"interp and emu:{t} disagree\n" + "\n".join(problems) +
-                    f"\nlaunch: grid={gk.grid} block={gk.block}\n{gk.listing()}")
-                seen[t, why.pop()] += 1
-            else:
-                seen[t, "agree"] += 1
+            seen[t, one(gk, t, ref, module)] += 1
 
-    agree()
-    print(f"fuzz {n}: " + ", ".join(f"emu:{t} {k} x{c}" for (t, k), c in sorted(seen.items())))
+    campaign()
+    print(f"fuzz {n} kernels: " + "; ".join(f"emu:{t} {k} x{c}" for (t, k), c in sorted(seen.items())))
+    assert not failures, f"{len(failures)} failures; the first:\n" + "\n\n".join(failures[:3])
     for t in targets:
         assert seen[t, "agree"] > n // 2, seen
 
@@ -198,3 +211,48 @@ def test_difftest_cli_interp_vs_emu_gfx90a(capsys):
     doc = json.loads(capsys.readouterr().out)
     assert rc == 0 and doc["ok"] and doc["differ"] == 0
     assert {b["executor"] for c in doc["cases"] for b in c["buffers"]} == {"emu:gfx90a"}
+
+
+# ------------------------------------------------------------------ regressions from the fuzz campaign
+# Shrunk kernels (tests/data/emu_regressions) of the disagreements found; launched as the fuzzer
+# does (kernel_from_ptx, seed 0). Strict xfails: each turns into an XPASS failure when fixed.
+
+REGRESSIONS = Path(__file__).resolve().parent / "data" / "emu_regressions"
+
+
+def _regression(name: str):
+    from ptxvm.testing.ptxgen import kernel_from_ptx
+    return kernel_from_ptx((REGRESSIONS / name).read_text(), (1, 1, 1), (32, 1, 1), seed=0)
+
+
+@pytest.mark.xfail(strict=True, raises=ptxvm.CodegenError,
+                   reason="translator bug: `red.relaxed.cta.global.and.b32` after other accesses is an internal "
+                          "error (amdgpu/fixups: could not find the memory access to give it its ordering)")
+def test_regression_red_relaxed_cta_translates():
+    pytest.importorskip("llvmlite")
+    pytest.importorskip("ziglang")
+    ptxvm.compile((REGRESSIONS / "red_relaxed_cta_codegen.ptx").read_text(), target="gfx942")
+
+
+@needs_emulator
+@pytest.mark.slow
+@pytest.mark.parametrize("target", ["gfx90a", "gfx942"])
+@pytest.mark.xfail(strict=True, reason="emulator bug: ds_bpermute_b32 under EXEC = lane 0 (redux.sync with "
+                                        "membermask 1) writes the other lanes' destination VGPR too")
+def test_regression_bpermute_leaves_inactive_lanes(target):
+    from ptxvm.testing.ptxgen import run_on
+    from ptxvm.testing.ptxgen_compare import compare_runs
+    gk = _regression("wave64_bpermute_inactive_lanes.ptx")
+    runs = {"interp": run_on(gk, "interp"), target: run_on(gk, f"emu:{target}")}
+    assert compare_runs(gk, runs) == []
+
+
+@needs_emulator
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, raises=ptxvm.KernelFault,
+                   reason="emulator bug: SIGSEGV in ds_bpermute_b32 (no memory access) on gfx942; gfx90a, gfx1100 "
+                          "and cpu agree with interp")
+def test_regression_bpermute_does_not_crash_on_gfx942():
+    from ptxvm.testing.ptxgen import run_on
+    gk = _regression("gfx942_bpermute_crash.ptx")
+    run_on(gk, "emu:gfx942")

@@ -90,13 +90,14 @@ def _tool() -> Any:
         return _TOOL
 
 
-def _code_object(kernel, target: str):
-    """The module translated for ``target``, once per module."""
+def code_object(module, target: str):
+    """The driver module's code object for ``target``, the one its emu launches run (translated
+    once per module)."""
     key = ("emu", target)
-    obj = kernel.module._programs.get(key)
+    obj = module._programs.get(key)
     if obj is None:
         import ptxvm
-        obj = kernel.module._programs[key] = ptxvm.compile(kernel.module.ir, target=target)
+        obj = module._programs[key] = ptxvm.compile(module.ir, target=target)
     return obj
 
 
@@ -107,7 +108,7 @@ def _launcher(target: str):
         from .. import api, kernarg
         tool = _tool()
         kernel = request.kernel
-        obj = _code_object(kernel, target)
+        obj = code_object(kernel.module, target)
         ka = kernarg.pack(obj.metadata[kernel.name], kernel.params, request.args, request.grid, request.block,
                           request.shared_mem, device=name)
         stats = api.LaunchStats()
