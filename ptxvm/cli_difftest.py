@@ -79,8 +79,8 @@ def add_parsers(sub, fmt) -> None:
                                    "and compare every array argument bit for bit.", epilog=DIFFTEST_EPILOG)
     _launch_options(p, file_required=False)
     p.add_argument("--executors", "-e", metavar="A,B,...",
-                   help="the --device names to run (default: every one this installation can run but test tools such as emu:*); "
-                        "without --golden the first is the reference")
+                   help="the --device names to run (default: every one this installation can run but test "
+                        "tools such as emu:*); without --golden the first is the reference")
     p.add_argument("--golden", metavar="G.npz|DIR", help="compare with a recording (or every *.npz in DIR)")
     p.add_argument("--ulp", action="append", default=[], metavar="N|BUF=N",
                    help="ULP tolerance for float buffers: for all, or per buffer (argN or parameter name)")

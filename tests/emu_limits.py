@@ -139,7 +139,8 @@ def _uses(module, kernel_name: str, test) -> bool:
 def explains_mismatch(module, kernel_name: str, want: np.ndarray, got: np.ndarray, asm: str = "") -> str | None:
     """The known-wrong emulator result a mismatch is, or None, from the machine code ``asm`` (the
     code object's listing) and the PTX: 'u24_multiply' (the code has v_mul/v_mad *_u32_u24, which
-    LLVM selects for a multiply of 24-bit-masked values, dropping the masks), 'cas64' (a 64-bit
+    LLVM selects for a multiply of 24-bit-masked values, dropping the masks), 'bpermute_exec' (the
+    code has ds_bpermute/ds_permute, which the emulator lets write inactive lanes), 'cas64' (a 64-bit
     compare-and-swap), 'f32_div_denormal' (the kernel divides in f32, div.rn / rcp.rn, and every
     differing f32 element is 0 where the interpreter has a denormal)."""
     if re.search(r"\bv_(mul|mul_hi|mad)_u32_u24", asm):

@@ -20,10 +20,9 @@ import time
 from collections import Counter
 from dataclasses import replace
 
+import emu_limits
 import numpy as np
 import pytest
-
-import emu_limits
 
 TARGETS = [t for t in os.environ.get("EMU_SHADOW_TARGETS", "gfx942").split(",") if t]
 MAX_THREADS = int(os.environ.get("EMU_SHADOW_MAX_THREADS", "0"))       # 0: no cap
@@ -108,17 +107,19 @@ def _compare(module, kernel: str, want: list, got: list, params, asm: str) -> tu
             return "fail", (f"argument {i} ({params[i].name}, {w.dtype}{list(w.shape)}, .approx kernel): element {j} "
                             f"beyond the approx bound: interp {wf[j]!r} emu {gf[j]!r} ({outside.size} elements)")
         flat_w, flat_g = w.reshape(-1), g.reshape(-1)
-        per_elem = (flat_w.view(np.uint8).reshape(flat_w.size, -1) != flat_g.view(np.uint8).reshape(flat_g.size, -1))
+        per_elem = flat_w.view(np.uint8).reshape(flat_w.size, -1) != flat_g.view(np.uint8).reshape(flat_g.size, -1)
         bad = np.flatnonzero(per_elem.any(1))
         first, n_bad = int(bad[0]), int(bad.size)
         return "fail", (f"argument {i} ({params[i].name}, {w.dtype}{list(w.shape)}): first mismatch at element "
-                        f"{first}: interp {flat_w[first]!r} emu {flat_g[first]!r} ({n_bad} of {flat_w.size} elements differ)")
+                        f"{first}: interp {flat_w[first]!r} emu {flat_g[first]!r} ({n_bad} of {flat_w.size} "
+                        "elements differ)")
     return "ok", None
 
 
 def _differs(want: list, got: list) -> bool:
-    return any(isinstance(w, np.ndarray) and not np.array_equal(w.reshape(-1).view(np.uint8), g.reshape(-1).view(np.uint8))
-               for w, g in zip(want, got))
+    def raw(a: np.ndarray) -> np.ndarray:
+        return a.reshape(-1).view(np.uint8)
+    return any(isinstance(w, np.ndarray) and not np.array_equal(raw(w), raw(g)) for w, g in zip(want, got))
 
 
 def _asm(module, target: str) -> str:

@@ -23,12 +23,12 @@ from collections import Counter
 from importlib.util import find_spec
 from pathlib import Path
 
+import emu_limits
 import numpy as np
 import pytest
-
-import emu_limits
-import ptxvm
 from fixture_files import FIXTURES
+
+import ptxvm
 from ptxvm.driver import executors
 from ptxvm.driver.executors import emu
 

@@ -10,9 +10,9 @@ import warnings
 
 import numpy as np
 import pytest
+from fixture_files import FIXTURES
 
 import ptxvm
-from fixture_files import FIXTURES
 from ptxvm.driver import executors
 from ptxvm.driver.executors import hip
 
@@ -38,15 +38,15 @@ class _FakeHip:
     def __init__(self, arch: bytes, at: int = 1160, err: int = 0) -> None:
         self.arch, self.at, self.err = arch, at, err
 
-    def hipGetDevicePropertiesR0600(self, buf, device):   # noqa: N802 - HIP's name
+    def hipGetDevicePropertiesR0600(self, buf, device):
         ctypes.memmove(buf, b"AMD Instinct MI210\0", 19)
         ctypes.memmove(ctypes.addressof(buf) + self.at, self.arch + b"\0", len(self.arch) + 1)
         return self.err
 
-    def hipGetErrorName(self, err):   # noqa: N802
+    def hipGetErrorName(self, err):
         return b"hipErrorInvalidDevice"
 
-    def hipGetErrorString(self, err):   # noqa: N802
+    def hipGetErrorString(self, err):
         return b"invalid device ordinal"
 
 

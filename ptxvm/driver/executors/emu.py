@@ -64,7 +64,8 @@ def why_unavailable() -> str | None:
     if tool_dir() is None:
         if os.environ.get("PTXVM_EMU_TOOL"):
             return f"the AMD ISA emulator tool is not at $PTXVM_EMU_TOOL ({os.environ['PTXVM_EMU_TOOL']})"
-        return "the AMD ISA emulator tool (../shared/tools/amdgpu-emu beside the repository, or $PTXVM_EMU_TOOL) is not here"
+        return ("the AMD ISA emulator tool (../shared/tools/amdgpu-emu beside the repository, or $PTXVM_EMU_TOOL) "
+                "is not here")
     if clang() is None:
         return "clang is not on PATH (the emulator compiles ISA pseudocode with it): apt-get install clang-19"
     return None
