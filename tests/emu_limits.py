@@ -68,12 +68,6 @@ def _names(op):
         yield from _names(inner)
 
 
-def references(module, kernel_name: str, symbols) -> bool:
-    """Whether the kernel (or a `.func`) names one of ``symbols`` in an operand."""
-    symbols = set(symbols)
-    return any(n in symbols for ins in _instructions(module, kernel_name) for op in ins.operands for n in _names(op))
-
-
 def _reads(ins, names) -> bool:
     return any(n in names for op in ins.operands for n in _names(op))
 
@@ -108,7 +102,7 @@ def classify_error(exc: BaseException, module, kernel_name: str, grid: tuple[int
         return "bpermute_exec"
     blocks = grid[0] * grid[1] * grid[2]
     if isinstance(exc, EmulatorLimit):
-        if exc.reason in ("aperture", "mubuf_scratch"):
+        if exc.reason in ("aperture", "mubuf_scratch", "module_state"):
             return exc.reason
         if exc.reason == "instruction":
             ins = exc.instruction or ""

@@ -106,6 +106,42 @@ def test_faults_and_limits_are_ptxvm_errors():
     assert emu_limits.classify_error(e.value, clock, "c", (1, 1, 1)) == "s_memtime", e.value
 
 
+CONST_PTX = """
+.version 7.0
+.target sm_80
+.address_size 64
+.const .align 4 .b32 scale[1] = {3};
+.visible .entry k(.param .u64 p)
+{
+  .reg .b64 %rd<2>; .reg .b32 %r<2>;
+  ld.param.u64 %rd1, [p];
+  ld.const.u32 %r1, [scale];
+  st.global.u32 [%rd1], %r1;
+  ret;
+}
+"""
+
+
+@needs_emulator
+def test_module_variables_changed_from_the_host_are_refused_not_ignored():
+    """cudaMemcpyToSymbol-style writes live in the driver's device; the code object on the emulator
+    starts from its initialisers: a launch that would read the stale value is refused."""
+    from ptxvm.driver.api import default_device
+    m = ptxvm.Module(CONST_PTX)
+    out = np.zeros(1, np.uint32)
+    m["k"](1, 1, (out,), device="emu:gfx1100")
+    assert out[0] == 3                                   # the initialiser
+    dev = default_device()
+    addr = dev.image(m).addresses["scale"]
+    alloc = dev.memory.find(addr)
+    alloc.data[addr - alloc.base:addr - alloc.base + 4] = np.frombuffer(np.uint32(7).tobytes(), np.uint8)
+    m["k"](1, 1, (out,), device="interp")
+    assert out[0] == 7
+    with pytest.raises(emu.EmulatorLimit, match=r"reads module variable\(s\) `scale`, changed since") as e:
+        m["k"](1, 1, (out,), device="emu:gfx1100")
+    assert e.value.reason == "module_state"
+
+
 # ------------------------------------------------------------------ every fixture kernel (slow)
 
 SHADOWED = ["tests/test_interp_kernels.py", "tests/test_interp_cases.py"]

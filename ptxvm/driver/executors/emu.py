@@ -9,6 +9,11 @@ the kernel run in the tool's child process, the arrays' device copies copied bac
 them the executors stay registered and say what is missing. They are opt-in (run only when
 named): an emulated launch takes seconds to minutes.
 
+Module variables: each launch starts from the code object's initialisers. A kernel that names a
+variable the driver's device holds changed (written from the host, or by a launch on a host
+executor) is refused (``EmulatorLimit`` 'module_state'), and what a kernel writes to module
+variables is not kept for the next launch.
+
 Failures become ptxvm errors: an emulator limit (no apertures, an instruction it cannot
 run, ...) is :class:`EmulatorLimit` with a ``reason`` key; a crash, an out-of-bounds write,
 an endless wave or a timeout is a :class:`~ptxvm.errors.KernelFault` (``WatchdogError`` for
@@ -37,7 +42,7 @@ _TOOL: Any = None
 
 class EmulatorLimit(LaunchError):
     """The emulator cannot run this kernel (not a fault of the kernel or of ptxvm).
-    ``reason``: 'aperture' | 'mubuf_scratch' | 'instruction' | 'endless' ; ``instruction`` for
+    ``reason``: 'aperture' | 'mubuf_scratch' | 'instruction' | 'endless' | 'module_state'; ``instruction`` for
     'instruction': the mnemonic the emulator could not compile or decode."""
 
     def __init__(self, message: str, reason: str, instruction: str | None = None) -> None:
@@ -102,13 +107,59 @@ def code_object(module, target: str):
     return obj
 
 
+def _names(op):
+    """Symbol names an operand mentions (directly, as an address base, in a vector or list)."""
+    name = getattr(op, "name", None)
+    if isinstance(name, str):
+        yield name
+    for attr in ("base", "operand", "first", "second"):
+        inner = getattr(op, attr, None)
+        if inner is not None:
+            yield from _names(inner)
+    for inner in tuple(getattr(op, "elements", ())) + tuple(getattr(op, "extra", ())):
+        yield from _names(inner)
+
+
+def _stale_variables(kernel) -> list[str]:
+    """Module variables the kernel (or a `.func`) names whose bytes in the driver's device differ
+    from their initialisers (cudaMemcpyToSymbol-style writes, an earlier host launch): a code
+    object on the emulator starts from its initialisers, so running it would silently differ."""
+    from ..arrays import Device, default_device
+    module = kernel.module
+    dev = default_device()
+    if module not in dev.images:
+        return []
+    named = {n for name, f in module.ir.functions.items() if f.body is not None
+             and (name == kernel.name or not f.is_kernel) for ins in f.body.instructions()
+             for op in ins.operands for n in _names(op)}
+    now = dev.images[module]
+    wanted = [n for n in now.addresses if n in named]
+    if not wanted:
+        return []
+    fresh_dev = Device()
+    fresh = fresh_dev.image(module)
+    return [n for n in wanted if not _same(dev.memory.find(now.addresses[n]).data,
+                                             fresh_dev.memory.find(fresh.addresses[n]).data)]
+
+
+def _same(a, b) -> bool:
+    import numpy as np
+    return bool(np.array_equal(a, b))
+
+
 def _launcher(target: str):
     name = f"emu:{target}"
 
     def launch(request: LaunchRequest):
         from .. import api, kernarg
-        tool = _tool()
         kernel = request.kernel
+        stale = _stale_variables(kernel)
+        if stale:
+            raise EmulatorLimit(f"kernel `{kernel.name}` on {name} reads module variable(s) "
+                                f"{', '.join(f'`{v}`' for v in stale)}, changed since the module was loaded "
+                                "(written from the host or by a launch on another executor); the emulator runs the "
+                                "code object from its initialisers and cannot be given them", "module_state")
+        tool = _tool()
         obj = code_object(kernel.module, target)
         ka = kernarg.pack(obj.metadata[kernel.name], kernel.params, request.args, request.grid, request.block,
                           request.shared_mem, device=name)
