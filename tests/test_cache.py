@@ -11,7 +11,7 @@ import pytest
 import ptxvm
 from ptxvm.frontend import cache, parser
 from ptxvm.ir.nodes import Instruction
-from fixture_files import PTX_FILES, fixture_id
+from models.fixtures import PTX_FILES, fixture_id
 
 from test_cli import BAD, VADD
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from ptxvm.cli import main
-from fixture_files import FIXTURES
+from models.fixtures import FIXTURES
 
 ELEMENTWISE = str(FIXTURES / "nvcc" / "sm80" / "elementwise.ptx")
 

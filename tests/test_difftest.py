@@ -11,7 +11,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from fixture_files import FIXTURES
+from models.fixtures import FIXTURES
 
 from ptxvm import LaunchError
 from ptxvm.cli import main

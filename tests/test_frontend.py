@@ -14,7 +14,7 @@ from ptxvm.frontend.printer import format_module
 from ptxvm.ir import nodes as ir
 from ptxvm.ir.types import ScalarType, StateSpace
 
-from fixture_files import FIXTURES, PTX_FILES, fixture_id
+from models.fixtures import FIXTURES, PTX_FILES, fixture_id
 
 
 def _parse(path: Path) -> ir.Module:

@@ -10,7 +10,7 @@ import warnings
 
 import numpy as np
 import pytest
-from fixture_files import FIXTURES
+from models.fixtures import FIXTURES
 
 import ptxvm
 from ptxvm.driver import executors

@@ -9,7 +9,7 @@ import warnings
 import ptxvm
 from ptxvm.driver.api import default_device
 from ptxvm.interp.executor import prepare
-from fixture_files import FIXTURES
+from models.fixtures import FIXTURES
 
 FILES = sorted((FIXTURES / "nvcc" / "sm80").glob("*.ptx"))
 

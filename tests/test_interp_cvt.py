@@ -336,7 +336,7 @@ def test_modifiers_not_applied_are_refused(instr, src, dst):
 
 
 def test_dispatch_raises_for_refused_forms():
-    from ptxvm.interp.ops.move import CvtRefused, scalar_cvt
+    from ptxvm.interp.ops.convert import CvtRefused, scalar_cvt
     from ptxvm.ir.types import ScalarType as S
     with pytest.raises(CvtRefused):
         scalar_cvt(S("f32"), S("f64"), "rn", relu=True)

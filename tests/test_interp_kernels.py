@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import ptxvm
-from fixture_files import FIXTURES
+from models.fixtures import FIXTURES
 
 RNG = np.random.default_rng(12345)
 

@@ -364,7 +364,7 @@ def test_thread_instruction_count_by_hand(device):
     # elementwise.ptx vector_add: 10 instructions up to `@%p1 bra` (4 ld.param, 3 mov, mad, setp,
     # bra), then 11 on the in-range path, then `ret`. A predicated-off `bra` is still reached
     # (counted). Grid 4 x block 256 with n = 1000: 1000 x 22 + 24 x 11 = 22,264.
-    from fixture_files import FIXTURES
+    from models.fixtures import FIXTURES
     k = ptxvm.Module.from_file(FIXTURES / "nvcc" / "sm80" / "elementwise.ptx")["_Z10vector_addPKfS0_Pfi"]
     a = np.ones(1000, np.float32)
     stats = k(4, 256, (a, a, np.zeros(1000, np.float32), 1000), device=device)

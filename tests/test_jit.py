@@ -18,7 +18,7 @@ import pytest
 
 import ptxvm
 from ptxvm.testing import assert_executors_agree
-from fixture_files import FIXTURES
+from models.fixtures import FIXTURES
 
 RNG = np.random.default_rng(7)
 SM80 = FIXTURES / "nvcc" / "sm80"

@@ -7,7 +7,7 @@ gradual underflow, overflow per mode) and applies the PTX rules written out belo
 interpreter's NaN results).  Every (dst, src) pair is run with every rounding modifier and
 modifier combination on edge values (signed zeros, NaN payloads, infinities, subnormals of
 every format, ties of every destination format, integer range bounds, INT_MIN) plus random
-bit patterns.  The emitters are JIT-compiled through tests/lift_harness.py; one compile
+bit patterns.  The emitters are JIT-compiled through tests/models/lift_harness.py; one compile
 holds many variants (a switch on a variant index) so the matrix stays fast.
 """
 
@@ -20,7 +20,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from lift_harness import elementwise
+from models.lift_harness import elementwise
 from llvmlite import ir
 
 from ptxvm import UnsupportedError
@@ -503,7 +503,7 @@ def test_unsupported_forms_raise(kw):
 def _interp_cvt(xs: list[int], src: str, dst: str, rnd=None, ftz=False, sat=False, relu=False,
                 satfinite=False) -> list[int]:
     """The interpreter's scalar cvt (ptxvm/interp/ops/move.py's own dispatch) on raw bits."""
-    from ptxvm.interp.ops.move import scalar_cvt
+    from ptxvm.interp.ops.convert import scalar_cvt
     from ptxvm.ir.types import ScalarType
     fn = scalar_cvt(ScalarType(dst), ScalarType(src), rnd, ftz=ftz, sat=sat, relu=relu, satfinite=satfinite)
     with np.errstate(all="ignore"):

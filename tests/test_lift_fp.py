@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from lift_harness import elementwise
+from models.lift_harness import elementwise
 from llvmlite import ir
 from test_numerics import (
     EDGE32,
@@ -763,7 +763,7 @@ def test_slow_campaign(t, rnd):
 def test_nan_results_stay_canonical_after_optimisation():
     """LLVM may fold a float ``select(isnan(r), NaN, r)`` to ``r`` (any NaN will do for it); the
     NaN policy must survive O2 (found by running sqrt.rn.f32 of -inf on the host JIT)."""
-    from lift_harness import elementwise
+    from models.lift_harness import elementwise
     f = elementwise(lambda b, x: fp.fsqrt(b, x, kind="rn"), ["f32"], "f32", opt=2)
     got = f(np.array([0xFF800000, 0xBF800000, 0x7FC00001], dtype=np.uint32))
     assert [hex(int(v)) for v in got] == ["0x7fffffff"] * 3

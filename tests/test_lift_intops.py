@@ -20,7 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 from llvmlite import ir
 
-from lift_harness import elementwise, storage_bits
+from models.lift_harness import elementwise, storage_bits
 from ptxvm import UnsupportedError
 from ptxvm.lift import intops as I
 from test_interp_instructions import m_int_binary, m_lop3, m_mad, m_shf, m_shift, m_unary

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 PTX_FILES = sorted(FIXTURES.rglob("*.ptx"))
 
 
