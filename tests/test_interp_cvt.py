@@ -28,11 +28,12 @@ import random
 from fractions import Fraction
 
 import pytest
-from test_half import BF16_EDGES, F16_EDGES, decode, encode_round, model_convert
-from test_interp_instructions import F32_EDGE_BITS, F64_EDGE_BITS, m_f2i, run
-from test_numerics import f32_bits, f64_bits, f64_from_bits, round_exact
 
 import ptxvm
+
+from models.half import BF16_EDGES, F16_EDGES, decode, encode_round, model_convert
+from models.instruction_harness import run
+from models.numerics import F32_EDGE_BITS, F64_EDGE_BITS, f32_bits, f64_bits, f64_from_bits, m_f2i, round_exact
 
 HALF = ("f16", "bf16")
 IRNDS = ("rni", "rzi", "rmi", "rpi")

@@ -22,5 +22,6 @@ def impl(*opcodes: str):
 
 
 def load_all() -> dict[str, Callable]:
-    from . import arith, async_copy, bits, calls, control, memory, move, warp  # noqa: F401 - registration side effects
+    from . import (arith, async_copy, atomics, compare, control, convert, floating, integer,  # noqa: F401
+                   logic, memory, move, sync, warp)  # (registration; the same chapter files as lift.ops)
     return IMPLS

@@ -27,6 +27,7 @@ from . import impl
 from .control import _Trap
 from .memory import fault_lane
 
+
 _WORD = {4: np.uint32, 8: np.uint64, 16: np.uint64}
 
 

@@ -1,14 +1,344 @@
-"""Control flow and CTA-wide synchronisation (PTX ISA §9.7.12, §9.7.13)."""
+"""Control flow (PTX ISA §9.7.10) and the miscellaneous §9.7.13 instructions: bra, brx.idx, call,
+ret, exit, trap, brkpt, nanosleep."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from ... import limits
 from ...ir import nodes as ir
-from ...ir.types import ScalarType
+from ...ir.types import ScalarType, StateSpace
+from ...machine import heap, reports
+from ...machine.printf import cstring, format_printf
 from ..program import CompileContext, Control, reader, writer
-from .. import barriers
+from ..state import BadCall, StackFault
 from . import impl
+
+
+@impl("call")
+def _call(ctx: CompileContext, ins: ir.Instruction):
+    ops = ins.operands
+    ret = ops[0] if ops and isinstance(ops[0], ir.ParenList) else None
+    i = 1 if ret is not None else 0
+    callee = ops[i]
+    args = ops[i + 1] if len(ops) > i + 1 and isinstance(ops[i + 1], ir.ParenList) else ir.ParenList(())
+    if isinstance(callee, ir.Symbol):
+        f = ctx.module.functions.get(callee.name)
+        if f is not None and f.body is None:
+            builtin = BUILTINS.get(callee.name)
+            if builtin is None:
+                raise ctx.unsupported(ins, f"calls the external function `{callee.name}`, which the "
+                                           "interpreter does not provide")
+            return builtin(ctx, ins, ret, args), Control.NEXT, -1
+        if f is None:
+            raise ctx.unsupported(ins, f"calls `{callee.name}`, which is not a function of this module")
+        targets = {f.name: f}
+        select = None
+    else:
+        # Indirect call: any function of the module whose address the register may hold.
+        targets = {f.name: f for f in ctx.module.functions.values() if f.body is not None and not f.is_kernel}
+        addr = reader(ctx, callee, ScalarType.U64, ins)
+        by_address = {ctx.symbols.functions[n]: n for n in targets}
+
+        def select(b, lanes):
+            a = addr(b, lanes)
+            names = np.array([by_address.get(int(x)) for x in a], dtype=object)
+            bad = [i for i, n in enumerate(names) if n is None]
+            if bad:
+                raise BadCall(int(lanes[bad[0]]), int(a[bad[0]]))
+            return names
+    bindings = {}
+    for name, f in targets.items():
+        if select is None:
+            bindings[name] = _bind(ctx, ins, f, ret, args)
+        elif _fits(f, ret, args):
+            bindings[name] = _bind(ctx, ins, f, ret, args)   # indirect: only signature-compatible targets
+    entries = ctx.entries
+    ins_pc = [0]
+    costs = {name: frame_cost(ctx, targets[name]) for name in bindings}
+
+    def run(b, lanes):
+        names = select(b, lanes) if select is not None else None
+        new_pc = np.empty(lanes.shape, dtype=np.int64)
+        groups = [(next(iter(targets)), np.arange(lanes.size))] if names is None else \
+            [(n, np.nonzero(names == n)[0]) for n in set(names.tolist())]
+        for name, sel in groups:
+            if name is None or name not in bindings:
+                # A function whose signature does not fit the call: the ISA leaves it undefined.
+                from .control import _Trap
+                raise _Trap(int(lanes[sel[0]]), f"indirect call to `{name}`, whose parameters do not "
+                                                "match the call's prototype")
+            sub = lanes[sel]
+            _enter(b, sub, ins_pc[0], name, bindings[name], costs[name])
+            new_pc[sel] = entries[name]
+        return new_pc
+
+    run.set_pc = lambda p: ins_pc.__setitem__(0, p)
+    run.bindings = bindings
+    return run, Control.JUMP, -1
+
+
+def _fits(f: ir.Function, ret, args) -> bool:
+    return len(args.elements) == len(f.params) and len(ret.elements if ret is not None else ()) == len(f.returns)
+
+
+def _bind(ctx: CompileContext, ins, f: ir.Function, ret, args):
+    """Pairs (caller storage, callee storage) for arguments, and for the result."""
+    def caller_side(op):
+        if isinstance(op, ir.Symbol):
+            pv = ctx.pvar(op.name)
+            if pv is not None:
+                return ("pvar", pv[0], pv[1])
+        if isinstance(op, ir.Register):
+            hit = ctx.register(op)
+            if hit is not None:
+                return ("reg", hit[0], hit[1])
+        raise ctx.unsupported(ins, f"passes `{op}`, which is not a .param variable or register")
+
+    def callee_side(d: ir.VarDecl):
+        key = f"{f.name}|{d.name}"
+        if d.space is StateSpace.PARAM:
+            return ("pvar", key, d.size_bytes() or 0)
+        return ("reg", key, d.type)
+
+    if len(args.elements) != len(f.params):
+        raise ctx.unsupported(ins, f"passes {len(args.elements)} arguments to `{f.name}`, which takes {len(f.params)}")
+    arg_pairs = [(caller_side(a), callee_side(p)) for a, p in zip(args.elements, f.params)]
+    ret_pairs = []
+    if ret is not None:
+        if len(ret.elements) != len(f.returns):
+            raise ctx.unsupported(ins, f"expects {len(ret.elements)} results from `{f.name}`, which returns "
+                                       f"{len(f.returns)}")
+        ret_pairs = [(caller_side(r), callee_side(p)) for r, p in zip(ret.elements, f.returns)]
+    return arg_pairs, ret_pairs
+
+
+def _get(b, side):
+    kind, key, info = side
+    return b.pbuf(key, info) if kind == "pvar" else b.reg(key, info)
+
+
+def _copy(b, lanes, src, dst):
+    s, d = _get(b, src), _get(b, dst)
+    if s.ndim == 2:
+        n = min(s.shape[1], d.shape[1])
+        d[lanes, :n] = s[lanes, :n]
+    else:
+        d[lanes] = s[lanes].astype(d.dtype)
+
+
+def frame_cost(ctx: CompileContext, f: ir.Function) -> int:
+    """Stack bytes one activation of ``f`` accounts for (limits.stack_per_thread), as the host
+    JIT counts them: a call's overhead (64), the `.local` frame, the `.param` buffers, and 8
+    bytes per declared register."""
+    size = 64 + ctx.symbols.frame_bytes.get(f.name, 0)
+    for d in (*f.params, *f.returns):
+        size += (d.size_bytes() or 0) if d.space is StateSpace.PARAM else 8
+    for st in f.body.walk():
+        if isinstance(st, ir.VarDecl):
+            if st.space is StateSpace.REG:
+                size += 8 * (st.count if st.count is not None else 1)
+            elif st.space is StateSpace.PARAM:
+                size += st.size_bytes() or 0
+    return size
+
+
+def _check_stack(b, lanes: np.ndarray, cost: int) -> np.ndarray:
+    """Each lane's stack use with the callee's frame; faults (lowest lane first) past the call
+    depth or the stack budget, before the call changes anything."""
+    lim = limits.current()
+    depth = b.depth[lanes] + 1
+    deep = depth > lim.call_depth
+    if deep.any():
+        i = int(np.argmax(deep))
+        raise StackFault(int(lanes[i]), reports.call_depth_exceeded(int(depth[i])))
+    used = b.stack_used[lanes] + cost
+    big = used > lim.stack_per_thread
+    if big.any():
+        i = int(np.argmax(big))
+        raise StackFault(int(lanes[i]), reports.stack_exceeded(int(used[i])))
+    return used
+
+
+def _enter(b, lanes, site: int, name: str, binding, cost: int) -> None:
+    arg_pairs, _ = binding
+    prog = b.program
+    used = _check_stack(b, lanes, cost)
+    for d in np.unique(b.depth[lanes]):
+        sub = lanes[b.depth[lanes] == d]
+        while len(b.frames) <= d:
+            b.frames.append({"site": np.zeros(b.n, dtype=np.int64), "fp": np.zeros(b.n, dtype=np.int64),
+                             "sp": np.zeros(b.n, dtype=np.int64), "stack": np.zeros(b.n, dtype=np.int64),
+                             "callee": {}, "saved": {}})
+        level = b.frames[int(d)]
+        level["site"][sub] = site
+        level["fp"][sub] = b.fp[sub]          # the caller's frame and stack pointers, back at `ret`
+        level["sp"][sub] = b.sp[sub]
+        level["stack"][sub] = b.stack_used[sub]
+        # Save what the callee may overwrite, for a recursive outer activation.
+        for key, kind in prog.function_keys.get(name, ()):
+            cur = b.pbufs.get(key) if kind == "pvar" else b.reg_if_any(key)
+            if cur is None:
+                continue
+            saved = level["saved"].get(key)
+            if saved is None or saved.shape != cur.shape:
+                saved = level["saved"][key] = np.zeros_like(cur)
+            saved[sub] = cur[sub]
+    for src, dst in arg_pairs:
+        _copy(b, lanes, src, dst)
+    b.depth[lanes] += 1
+    b.stack_used[lanes] = used
+    # Push the callee's call frame (its `.local` variables) on each lane's local stack.
+    size = prog.symbols.frame_bytes.get(name, 0)
+    if size:
+        align = prog.symbols.frame_align.get(name, 16)
+        base = (b.sp[lanes] + align - 1) // align * align
+        b.fp[lanes] = base
+        b.sp[lanes] = base + size
+        top = int(np.argmax(b.sp[lanes]))
+        b.grow_local(int(b.sp[lanes][top]), int(lanes[top]))
+    else:
+        b.fp[lanes] = b.sp[lanes]
+
+
+@impl("ret")
+def _ret(ctx: CompileContext, ins: ir.Instruction):
+    if ctx.function is ctx.kernel:
+        return None, Control.EXIT, -1
+    name = ctx.function.name
+
+    def run(b, lanes):
+        prog = b.program
+        new_pc = np.empty(lanes.shape, dtype=np.int64)
+        depth = b.depth[lanes] - 1
+        for d in np.unique(depth):
+            sel_d = np.nonzero(depth == d)[0]
+            level = b.frames[int(d)]
+            sites = level["site"][lanes[sel_d]]
+            results = []
+            for site in np.unique(sites):
+                sel = sel_d[sites == site]
+                sub = lanes[sel]
+                call = prog.ops[int(site)]
+                _, ret_pairs = call.run.bindings[name]
+                # Taken before the restore below: in a recursive call the caller's result
+                # variable and the callee's return slot belong to the same function.
+                results.extend((sub, caller, _get(b, callee)[sub].copy()) for caller, callee in ret_pairs)
+                new_pc[sel] = site + 1
+            sub_all = lanes[sel_d]
+            # Pop the callee's frame: the caller's frame and stack pointers are current again.
+            b.sp[sub_all] = level["sp"][sub_all]
+            b.fp[sub_all] = level["fp"][sub_all]
+            b.stack_used[sub_all] = level["stack"][sub_all]
+            for key, kind in prog.function_keys.get(name, ()):
+                saved = level["saved"].get(key)
+                if saved is not None:
+                    cur = b.pbufs.get(key) if kind == "pvar" else b.reg_if_any(key)
+                    if cur is not None and cur.shape == saved.shape:
+                        cur[sub_all] = saved[sub_all]
+            for sub, caller, value in results:
+                dst = _get(b, caller)
+                if dst.ndim == 2:
+                    k = min(dst.shape[1], value.shape[1])
+                    dst[sub, :k] = value[:, :k]
+                else:
+                    dst[sub] = value.astype(dst.dtype)
+        b.depth[lanes] -= 1
+        return new_pc
+    return run, Control.JUMP, -1
+
+
+def _vprintf(ctx: CompileContext, ins, ret, args):
+    """`vprintf(const char *fmt, void *args)`: CUDA's device printf, printed in thread order."""
+    fmt_src = _arg_reader(ctx, ins, args, 0)
+    buf_src = _arg_reader(ctx, ins, args, 1)
+    ret_side = _ret_side(ctx, ins, ret)
+
+    def run(b, lanes):
+        fmts = fmt_src(b, lanes)
+        bufs = buf_src(b, lanes)
+        for k, lane in enumerate(lanes):
+            text = format_printf(b, int(fmts[k]), int(bufs[k]), int(lane))
+            b.printed.append((int(lane), text))
+        if ret_side is not None:
+            out = b.pbuf(ret_side[0], ret_side[1])
+            out[lanes, :4] = np.zeros((lanes.size, 1), dtype=np.uint32).view(np.uint8)
+    return run
+
+
+def _assertfail(ctx: CompileContext, ins, ret, args):
+    """`__assertfail(message, file, line, function, charSize)`: a failed device assert."""
+    msg, fil, line, fn = (_arg_reader(ctx, ins, args, i, ScalarType.U64 if i != 2 else ScalarType.U32)
+                          for i in range(4))
+
+    def run(b, lanes):
+        from .control import _Trap
+        lane = lanes[:1]
+        text = cstring(b, int(msg(b, lane)[0]), int(lane[0]))
+        where = cstring(b, int(fil(b, lane)[0]), int(lane[0]))
+        func = cstring(b, int(fn(b, lane)[0]), int(lane[0]))
+        raise _Trap(int(lane[0]), reports.assert_failed(text, func, where, int(line(b, lane)[0])))
+    return run
+
+
+def _arg_reader(ctx, ins, args, i, t=ScalarType.U64):
+    op = args.elements[i]
+    pv = ctx.pvar(op.name) if isinstance(op, ir.Symbol) else None
+    if pv is None:
+        return reader(ctx, op, t, ins)
+    key, size = pv
+    n = t.bits // 8
+
+    def read(b, lanes):
+        return np.ascontiguousarray(b.pbuf(key, size)[lanes, :n]).view(np.uint64 if n == 8 else np.uint32).reshape(-1)
+    return read
+
+
+def _ret_side(ctx, ins, ret):
+    if ret is None or not ret.elements:
+        return None
+    op = ret.elements[0]
+    return ctx.pvar(op.name) if isinstance(op, ir.Symbol) else None
+
+
+def _ret_writer(ctx: CompileContext, ins, ret):
+    """Write a builtin's 64-bit result to the call's result (a `.param` variable or register)."""
+    if ret is None or not ret.elements:
+        return None
+    op = ret.elements[0]
+    pv = ctx.pvar(op.name) if isinstance(op, ir.Symbol) else None
+    if pv is not None:
+        key, size = pv
+
+        def write_param(b, lanes, value):
+            b.pbuf(key, size)[lanes, :8] = value.astype(np.uint64).reshape(-1, 1).view(np.uint8)
+        return write_param
+    w = writer(ctx, op, ScalarType.U64, ins)
+    return lambda b, lanes, value: w(b, lanes, value.astype(np.uint64))
+
+
+def _malloc(ctx: CompileContext, ins, ret, args):
+    """`malloc(size_t)` (CUDA's device heap, see ..heap): a fresh global block per calling lane."""
+    size = _arg_reader(ctx, ins, args, 0)
+    out = _ret_writer(ctx, ins, ret)
+
+    def run(b, lanes):
+        ptrs = heap.malloc(b.memory, size(b, lanes))
+        if out is not None:
+            out(b, lanes, ptrs)
+    return run
+
+
+def _free(ctx: CompileContext, ins, ret, args):
+    """`free(void *)`: release blocks from `malloc`; bad pointers fault (see ..heap)."""
+    ptr = _arg_reader(ctx, ins, args, 0)
+
+    def run(b, lanes):
+        heap.free(b.memory, ptr(b, lanes), lanes)
+    return run
+
+
+BUILTINS = {"vprintf": _vprintf, "__assertfail": _assertfail, "malloc": _malloc, "free": _free}
 
 
 @impl("bra")
@@ -38,53 +368,6 @@ class _Trap(Exception):
         self.lane, self.message = lane, message
 
 
-@impl("bar", "barrier")
-def _bar(ctx: CompileContext, ins: ir.Instruction):
-    """`bar/barrier{.cta}.sync|arrive|red{.aligned}` (§9.7.13.1); the phase bookkeeping lives in
-    ..barriers. `.aligned` promises converged warps, which lowest-PC-first scheduling never needs."""
-    if ins.has("warp"):
-        raise ctx.unsupported(ins, "is not executable yet")
-    red = next((m for m in ins.modifiers if m in ("popc", "and", "or")), None) if ins.has("red") else None
-    ops = ins.operands[1:] if red else ins.operands       # bar.red: d, a{, b}, {!}c
-    bid = reader(ctx, ops[0], ScalarType.U32, ins) if ops else None
-    count = reader(ctx, ops[1], ScalarType.U32, ins) if len(ops) > (2 if red else 1) else None
-    pred = reader(ctx, ops[-1], ScalarType.PRED, ins) if red else None
-    if ins.has("arrive"):
-        if count is None:
-            raise ctx.unsupported(ins, "needs a thread count: `bar.arrive a, b` (PTX ISA 9.7.13.1)")
-
-        def run_arrive(b, lanes):
-            ids = bid(b, lanes).astype(np.int64)
-            counts = count(b, lanes).astype(np.int64)
-            barriers.check_operands(b, lanes, ids, counts, arrive=True)
-            barriers.arrive(b, lanes, ids, counts)
-        return run_arrive, Control.NEXT, -1
-
-    def run(b, lanes):
-        ids = bid(b, lanes).astype(np.int64)
-        counts = count(b, lanes).astype(np.int64) if count is not None else None
-        barriers.check_operands(b, lanes, ids, counts, arrive=False)
-        b.put(b.bar_id, lanes, ids)
-        b.put(b.bar_count, lanes, counts if counts is not None else 0)
-        if pred is not None:
-            b.put(b.bar_pred, lanes, pred(b, lanes))
-    if red:
-        out_t = ScalarType.U32 if red == "popc" else ScalarType.PRED
-        dst = writer(ctx, ins.operands[0], out_t, ins)
-
-        def on_release(b, lanes):
-            """The reduction over every thread of each CTA that took part, delivered to all of them."""
-            cta = b.cta_slot[lanes]
-            votes = b.bar_pred[lanes]
-            ones = np.bincount(cta, weights=votes.astype(np.int64), minlength=b.n_ctas).astype(np.int64)
-            total = np.bincount(cta, minlength=b.n_ctas)
-            per = {"popc": ones, "and": ones == total, "or": ones > 0}[red]
-            val = per[cta]
-            dst(b, lanes, val.astype(np.uint32) if red == "popc" else val.astype(bool))
-        run.on_release = on_release
-    return run, Control.BARRIER, -1
-
-
 @impl("brx.idx")
 def _brx_idx(ctx: CompileContext, ins: ir.Instruction):
     """`brx.idx{.uni} index, tlist;` (§9.7.12.2): jump to the index-th label of a `.branchtargets`
@@ -104,3 +387,9 @@ def _brx_idx(ctx: CompileContext, ins: ir.Instruction):
             raise _Trap(int(lanes[k]), f"`brx.idx` index {int(i[k])} is past the {pcs.size} targets of `{tlist}`")
         return pcs[i]
     return run, Control.JUMP, -1
+
+
+@impl("nanosleep")
+def _nanosleep(ctx, ins):
+    # Sleeping is a scheduling hint; the sequential executor has no one to yield to.
+    return (lambda b, lanes: None), 0, -1

@@ -1,8 +1,5 @@
-"""ld, st, ldu, cvta, isspacep, atom, red, fences (PTX ISA §9.7.9, §9.7.13).
-
-Memory-order, scope and cache qualifiers change nothing in a sequential
-execution of one instruction for all lanes; they are accepted and ignored.
-"""
+"""Memory instructions (PTX ISA §9.7.9): ld, ldu, st, the cache hints (prefetch, discard,
+applypriority, createpolicy) and the address-space queries cvta and isspacep."""
 
 from __future__ import annotations
 
@@ -11,14 +8,15 @@ import numpy as np
 from ...ir import nodes as ir
 from ...ir.types import ScalarType
 from ...machine import reports
-from ...machine.addressmap import (LOCAL_BASE, LOCAL_LIMIT, NULL_LIMIT, PARAM_BASE, PARAM_LIMIT, SHARED_BASE,
-                                   SHARED_LIMIT)
+from ...machine.addressmap import (LOCAL_BASE, LOCAL_LIMIT, NULL_LIMIT, PARAM_BASE, PARAM_LIMIT, SHARED_BASE, SHARED_LIMIT)
 from ...machine.memory import MemoryFault, check_alignment
 from ..access import faulting_lanes, first_fault
 from ..lanevalues import Affine
-from ..program import CompileContext, address, address_formula, numpy_dtype, reader, writer
+from ..program import CompileContext, address, address_formula, reader, writer
 from ..state import UINT
 from . import formulas, impl, slices
+from .common import _thread_ids
+
 
 _SPACES = ("global", "shared", "local", "param", "const")
 
@@ -193,11 +191,6 @@ def _st(ctx: CompileContext, ins: ir.Instruction):
 _TRACKED = ("global", "generic")
 
 
-def _thread_ids(b, lanes: np.ndarray) -> np.ndarray:
-    """Batch lanes -> global linear thread ids (threads are numbered CTA-major in a batch)."""
-    return np.int64(b.first_cta * b.geometry.threads_per_cta) + lanes.astype(np.int64)
-
-
 _WINDOWS = {"shared": (SHARED_BASE, SHARED_LIMIT), "local": (LOCAL_BASE, LOCAL_LIMIT),
             "param": (PARAM_BASE, PARAM_LIMIT), "global": (0, 0), "const": (0, 0)}
 
@@ -236,148 +229,7 @@ def _isspacep(ctx, ins):
     return run, 0, -1
 
 
-@impl("membar", "fence", "prefetch", "prefetchu", "discard", "applypriority", "nanosleep")
+@impl("prefetch", "prefetchu", "discard", "applypriority")
 def _noop(ctx, ins):
-    # A single sequential executor is already sequentially consistent; nothing to do.
+    # Cache hints change no value.
     return (lambda b, lanes: None), 0, -1
-
-
-_ATOM_OPS = ("add", "inc", "dec", "exch", "cas", "min", "max", "and", "or", "xor")
-
-
-@impl("atom", "red")
-def _atom(ctx: CompileContext, ins: ir.Instruction):
-    t = ins.types[0]
-    op = next((m for m in ins.modifiers if m in _ATOM_OPS), None)
-    if op is None or ins.has("v2") or ins.has("v4") or ins.has("v8"):
-        raise ctx.unsupported(ins, "is not executable yet")
-    is_red = ins.opcode == "red"
-    space = space_of(ins)
-    a_idx = 0 if is_red else 1
-    addr = address(ctx, ins.operands[a_idx], space, ins)
-    vals = [reader(ctx, o, t, ins) for o in ins.operands[a_idx + 1:]]
-    dst = None if is_red else writer(ctx, ins.operands[0], t, ins)
-    apply = None
-    if t.value in ("f16", "f16x2", "bf16", "bf16x2"):
-        if op not in ("add", "min", "max", "exch", "cas"):
-            raise ctx.unsupported(ins, "(half precision atomics) is not executable yet")
-        if op in ("add", "min", "max"):
-            from .. import half
-            fn = {"add": half.add, "min": half.min_, "max": half.max_}[op]
-            ut = UINT[t.bits]
-
-            def apply(op_, cur, v, cmpv=None):
-                return np.asarray(fn(cur, v, t.value)).astype(ut)
-    vt = np.dtype(UINT[t.bits]) if t.value in ("f16", "f16x2", "bf16", "bf16x2") else numpy_dtype(t)
-    size = max(t.bits // 8, 1)
-
-    def run(b, lanes):
-        a = addr(b, lanes)
-        args = [v(b, lanes).view(vt) for v in vals]
-        try:
-            check_alignment(a, size, space)
-            old = atomic_rmw(b, space, a, lanes, op, args, vt, apply)
-        except MemoryFault as e:
-            # Nothing was written; the threads in range complete (the fault-write rule of ..access).
-            bad = faulting_lanes(b, space, a, size, write=True)
-            if bad is None:
-                raise fault_lane(e, a, lanes) from None
-            ok = ~bad
-            if ok.any():
-                try:
-                    done(b, a[ok], lanes[ok], [x[ok] for x in args],
-                         atomic_rmw(b, space, a[ok], lanes[ok], op, [x[ok] for x in args], vt, apply))
-                except MemoryFault as e2:
-                    raise fault_lane(e2, a[ok], lanes[ok]) from None
-            raise first_fault(b, space, a, size, lanes, bad, write=True) from None
-        done(b, a, lanes, args, old)
-
-    def done(b, a, lanes, args, old):
-        if b.memory.writes is not None and space in _TRACKED:
-            # A failed compare-and-swap writes nothing; every other atomic writes.
-            wrote = old.view(UINT[size * 8]) == args[0].view(UINT[size * 8]) if op == "cas" else \
-                np.ones(a.shape, dtype=bool)
-            b.memory.writes.record(a[wrote], size, _thread_ids(b, lanes)[wrote])
-        if dst is not None:
-            dst(b, lanes, old.view(UINT[max(t.bits, 8)]))
-    return run, 0, -1
-
-
-def _apply(op: str, cur, v, cmpv=None):
-    with np.errstate(all="ignore"):
-        if op == "add":
-            if cur.dtype.kind == "f":
-                # One IEEE add, rounded to nearest; a NaN result follows the f32/f64 NaN policy
-                # of every other float result (canonical f32 NaN, f64 payload of the first NaN).
-                from .. import numerics as num
-                return num.fadd(cur, v.astype(cur.dtype))
-            return cur + v
-        if op == "exch":
-            return v
-        if op == "min":
-            return np.minimum(cur, v) if cur.dtype.kind != "f" else np.fmin(cur, v)
-        if op == "max":
-            return np.maximum(cur, v) if cur.dtype.kind != "f" else np.fmax(cur, v)
-        if op == "and":
-            return cur & v
-        if op == "or":
-            return cur | v
-        if op == "xor":
-            return cur ^ v
-        if op == "inc":
-            # PTX: ((old >= b) ? 0 : old + 1), unsigned.
-            return np.where(cur >= v, cur.dtype.type(0), cur + cur.dtype.type(1))
-        if op == "dec":
-            return np.where((cur == 0) | (cur > v), v, cur - cur.dtype.type(1))
-        if op == "cas":
-            return np.where(cur == cmpv, v, cur)
-    raise AssertionError(op)
-
-
-def atomic_rmw(b, space: str, addr: np.ndarray, lanes: np.ndarray, op: str, args: list, vt: np.dtype,
-               apply=None) -> np.ndarray:
-    """Apply an atomic op lane by lane in lane order; returns each lane's old value.
-
-    Lanes are processed in rounds: each round takes, for every distinct address,
-    the lowest-numbered lane not yet done, so colliding lanes see each other's
-    updates in lane order, exactly as a sequential execution would.
-    """
-    size = vt.itemsize
-    cells = _cells(b, space, addr, size, lanes)     # (buffer view, element index) per lane
-    buf, idx = cells
-    view = buf[:buf.size - buf.size % size].view(vt) if buf.size % size else buf.view(vt)
-    old = np.empty(addr.shape, dtype=vt)
-    order = np.lexsort((np.arange(idx.size), idx))
-    sidx = idx[order]
-    first = np.ones(sidx.size, dtype=bool)
-    first[1:] = sidx[1:] != sidx[:-1]
-    rank = np.arange(sidx.size) - np.maximum.accumulate(np.where(first, np.arange(sidx.size), 0))
-    for r in range(int(rank.max()) + 1 if rank.size else 0):
-        sel = order[rank == r]
-        cur = view[idx[sel]]
-        old[sel] = cur
-        if op == "cas":
-            new = (apply or _apply)(op, cur, args[1][sel], args[0][sel])
-        else:
-            new = (apply or _apply)(op, cur, args[0][sel])
-        view[idx[sel]] = new
-    return old
-
-
-def _cells(b, space: str, addr: np.ndarray, size: int, lanes: np.ndarray):
-    if space in ("global", "generic") and not (
-            ((addr >= SHARED_BASE) & (addr < LOCAL_LIMIT)).any()):
-        groups = b.memory.element_index(addr, size, "global")
-        if len(groups) == 1:
-            sel, alloc, idx = groups[0]
-            return alloc.data, idx
-        raise MemoryFault("atomics spanning several allocations in one instruction are not "
-                          "executable yet", 0, int(addr[0]), space)
-    if space == "generic":
-        if ((addr >= SHARED_BASE) & (addr < SHARED_LIMIT)).all():
-            space, addr = "shared", addr - np.uint64(SHARED_BASE)
-        else:
-            raise MemoryFault("generic atomics outside global and shared memory are not executable yet",
-                              0, int(addr[0]), space)
-    buf, idx = b._window(space, addr, size, lanes)
-    return buf, idx // size

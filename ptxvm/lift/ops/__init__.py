@@ -29,7 +29,8 @@ def lower_instruction(fl: "FunctionLowering", ins: ptx.Instruction) -> None:
 
 
 def _load_all() -> None:
-    from . import async_copy, atomics, control, float_ops, int_ops, memory, move, warp  # noqa: F401  (registration)
+    from . import (arith, async_copy, atomics, compare, control, convert, floating, integer,  # noqa: F401
+                   logic, memory, move, sync, warp)  # (registration; the same chapter files as interp.ops)
 
 
 _load_all()

@@ -1,23 +1,19 @@
-"""Atomics (PTX ISA §9.7.13.5 atom, §9.7.13.6 red) on checked pointers.
-
-Integer operations map to LLVM ``atomicrmw``/``cmpxchg`` (CTAs run concurrently on the
-host, so they must be real atomics); floating-point and half-precision operations are
-compare-and-swap loops around the same emitters the arithmetic uses, so the stored result
-is rounded exactly as the instruction defines.
-"""
+"""Atomic and reduction instructions (PTX ISA §9.7.12.5): atom and red."""
 
 from __future__ import annotations
 
 from llvmlite import ir
 
 from ...ir import nodes as ptx
-from ...ir.types import ScalarType
 from ...isa import typeset
 from ..function import FunctionLowering, to_bits, to_value
-from .memory import pointer
 from . import lowers
+from .memory import pointer
+
 
 _OPS = ("add", "min", "max", "inc", "dec", "and", "or", "xor", "exch", "cas")
+
+
 _HALF = typeset("half")
 
 
@@ -94,6 +90,3 @@ def _float_atomic(fl, ins, t, op, p, ity, vals):
         intr = fl.ml.llmod.declare_intrinsic(name, [fty])
         return _cas_loop(fl, p, ity, lambda old: to_bits(b, b.call(intr, [to_value(b, old, t), vals[0]]), t))
     raise fl.unsupported(ins, "has no LLVM lowering for this floating-point atomic")
-
-
-__all__ = ["ScalarType"]

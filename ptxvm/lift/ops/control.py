@@ -1,4 +1,5 @@
-"""Control flow (PTX ISA §9.7.12): bra, ret, exit, trap, brkpt, call; barriers go to the target."""
+"""Control flow (PTX ISA §9.7.10) and the miscellaneous §9.7.13 instructions: bra, brx.idx, call,
+ret, exit, trap, brkpt, nanosleep."""
 
 from __future__ import annotations
 
@@ -6,8 +7,33 @@ from llvmlite import ir
 
 from ...ir import nodes as ptx
 from ...ir.types import ScalarType
-from ..function import I8P, I32, FunctionLowering
+from ..function import FunctionLowering
 from . import lowers
+from .common import U32
+
+
+@lowers("nanosleep")
+def _nanosleep(fl, ins):
+    """Suspends the thread for a while: a chance for the threads it waits for to run."""
+    fl.hooks.yield_thread(fl, ins)
+
+
+@lowers("brx.idx")
+def _brx_idx(fl, ins):
+    """`brx.idx index, tlist` (§9.7.12.2): a switch over the `.branchtargets` labels; an index
+    past the list traps (undefined in the ISA)."""
+    index, tlist = ins.operands[0], ins.operands[1]
+    targets = fl.branch_targets(tlist.name) if isinstance(tlist, ptx.Symbol) else None
+    if targets is None:
+        raise fl.unsupported(ins, f"branches through `{tlist}`, which is not a `.branchtargets` list")
+    b = fl.b
+    i = fl.read(index, U32)
+    bad = fl.new_block("brx_bad")
+    sw = b.switch(i, bad)
+    for k, name in enumerate(targets):
+        sw.add_case(ir.IntType(32)(k), fl.label(name))
+    b.position_at_end(bad)
+    fl.hooks.trap(fl, ins, "brx.idx")
 
 
 @lowers("bra")
@@ -51,34 +77,6 @@ def _trap(fl: FunctionLowering, ins: ptx.Instruction) -> None:
     fl.hooks.trap(fl, ins, ins.opcode)
 
 
-@lowers("bar", "barrier")
-def _bar(fl: FunctionLowering, ins: ptx.Instruction) -> None:
-    ops = ins.operands
-    mode = "arrive" if "arrive" in ins.modifiers else "red" if "red" in ins.modifiers else "sync"
-    if "warp" in ins.modifiers:        # bar.warp.sync: lanes of a converged warp: a warp exchange
-        fl.hooks.warp_exchange(fl, ins, [])
-        return
-    if "cluster" in ins.modifiers:
-        raise fl.unsupported(ins, "synchronises a cluster")
-    if mode == "red":
-        # bar.red.op.pred p, a{, b}, {!}c
-        dst, rest = ops[0], ops[1:]
-        bid = fl.read(rest[0], ScalarType.U32)
-        count = fl.read(rest[1], ScalarType.U32) if len(rest) == 3 else None
-        pred = fl.read(rest[-1], ScalarType.PRED)
-        redop = ins.mod("redop") or next(m for m in ins.modifiers if m in ("popc", "and", "or"))
-        t = ins.types[0] if ins.types else ScalarType.PRED
-        r = fl.hooks.barrier(fl, ins, bid, count, reduce=(redop, pred))
-        fl.write(dst, t, r if t is ScalarType.PRED else r)
-        return
-    bid = fl.read(ops[0], ScalarType.U32) if ops else I32(0)
-    count = fl.read(ops[1], ScalarType.U32) if len(ops) > 1 else None
-    if mode == "arrive" and count is None:
-        raise fl.unsupported(ins, "is refused: `bar.arrive` needs a thread count: `bar.arrive a, b` "
-                                  "(PTX ISA 9.7.13.1)")
-    fl.hooks.barrier(fl, ins, bid, count, arrive=(mode == "arrive"))
-
-
 @lowers("call")
 def _call(fl: FunctionLowering, ins: ptx.Instruction) -> None:
     ops = list(ins.operands)
@@ -115,9 +113,6 @@ def _call(fl: FunctionLowering, ins: ptx.Instruction) -> None:
     fl.hooks.before_call(fl)
     status = fl.b.call(fn, [*fl.hooks.function_prefix_values(fl), *ptrs])
     fl.hooks.after_call(fl, status)
-
-
-__all__ = ["I8P", "ir"]
 
 
 def _not_param(op) -> str:

@@ -1,9 +1,5 @@
-"""Loads and stores (PTX ISA §9.7.9.8 ld, §9.7.9.9 ldu, §9.7.9.10 st).
-
-The target decides how an address in a state space becomes a pointer (``hooks.access``,
-which checks it on the host); kernel parameters and a device function's `.param`
-buffers are addressed directly.  Vector accesses check the whole span once.
-"""
+"""Memory instructions (PTX ISA §9.7.9): ld, ldu, st, the cache hints (prefetch, discard,
+applypriority, createpolicy) and the address-space queries cvta and isspacep."""
 
 from __future__ import annotations
 
@@ -11,8 +7,33 @@ from llvmlite import ir
 
 from ...ir import nodes as ptx
 from ...ir.types import ScalarType
-from ..function import I8P, FunctionLowering, to_bits, to_value
+from ..function import FunctionLowering, resize, to_bits, to_value
 from . import lowers
+
+
+_SPACES = ("global", "shared", "local", "const", "param")
+
+
+def _space(ins: ptx.Instruction) -> str:
+    s = ins.mod("space") or "generic"
+    return s.split("::")[0]
+
+
+@lowers("cvta")
+def _cvta(fl: FunctionLowering, ins: ptx.Instruction) -> None:
+    t = ins.types[0]
+    d, a = ins.operands
+    to_generic = ins.mod("to") is None
+    x = resize(fl.b, fl.read(a, t), 64, False)
+    r = fl.hooks.cvta(fl, x, _space(ins), to_generic)
+    fl.write(d, t, resize(fl.b, r, max(t.bits, 8), False))
+
+
+@lowers("isspacep")
+def _isspacep(fl: FunctionLowering, ins: ptx.Instruction) -> None:
+    d, a = ins.operands
+    x = fl.read(a, ScalarType.U64)
+    fl.write(d, ScalarType.PRED, fl.hooks.isspacep(fl, x, _space(ins)))
 
 
 def space_of(ins: ptx.Instruction) -> str:
@@ -126,13 +147,8 @@ def _st(fl: FunctionLowering, ins: ptx.Instruction) -> None:
             b.store(v, p, align=1)
 
 
-@lowers("prefetch", "prefetchu", "membar", "fence", "discard", "applypriority", "createpolicy")
+@lowers("prefetch", "prefetchu", "discard", "applypriority", "createpolicy")
 def _nop(fl: FunctionLowering, ins: ptx.Instruction) -> None:
-    """Sequentially these change nothing; the host runs CTAs concurrently, so fences are real fences."""
-    if ins.opcode in ("membar", "fence"):
-        fl.hooks.fence(fl, ins)
-    elif ins.opcode == "createpolicy":
+    """Sequentially these change nothing (cache hints); a policy is an opaque 0."""
+    if ins.opcode == "createpolicy":
         fl.write(ins.operands[0], ScalarType.B64, ir.IntType(64)(0))
-
-
-__all__ = ["I8P", "param_bytes", "pointer", "space_of"]

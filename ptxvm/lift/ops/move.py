@@ -1,4 +1,4 @@
-"""Data movement and conversion (PTX ISA §9.7.9.1 mov, §9.7.9.21 cvt, §9.7.9.22 cvta, isspacep)."""
+"""Data movement (PTX ISA §9.7.9): mov and prmt."""
 
 from __future__ import annotations
 
@@ -6,8 +6,16 @@ from llvmlite import ir
 
 from ...ir import nodes as ptx
 from ...ir.types import ScalarType
-from ..function import I64, FunctionLowering, resize
+from .. import intops as X
+from ..function import FunctionLowering, resize
 from . import lowers
+from .common import B32, _simple
+
+
+@lowers("prmt")
+def _prmt(fl, ins):
+    mode = ins.mod("prmtmode")
+    _simple(fl, ins, lambda b, x, y, s: X.prmt(b, x, y, s, mode=mode), [B32, B32, B32], B32)
 
 
 @lowers("mov")
@@ -38,46 +46,3 @@ def _mov(fl: FunctionLowering, ins: ptx.Instruction) -> None:
         fl.write(d, t, fl.read(a, t))
         return
     fl.write(d, t, fl.read(a, t))
-
-
-@lowers("cvt")
-def _cvt(fl: FunctionLowering, ins: ptx.Instruction) -> None:
-    dst_t, src_t = ins.types[0], ins.types[1] if len(ins.types) > 1 else ins.types[0]
-    ops = ins.operands
-    b = fl.b
-    plain_int = (dst_t.kind in "usb" and src_t.kind in "usb" and dst_t.bits <= 64 and src_t.bits <= 64
-                 and "sat" not in ins.modifiers and len(ops) == 2)
-    if plain_int:
-        x = fl.read(ops[1], src_t)
-        fl.write(ops[0], dst_t, resize(b, x, max(dst_t.bits, 8), src_t.kind == "s"))
-        return
-    from .float_ops import lower_cvt
-    lower_cvt(fl, ins)
-
-
-_SPACES = ("global", "shared", "local", "const", "param")
-
-
-def _space(ins: ptx.Instruction) -> str:
-    s = ins.mod("space") or "generic"
-    return s.split("::")[0]
-
-
-@lowers("cvta")
-def _cvta(fl: FunctionLowering, ins: ptx.Instruction) -> None:
-    t = ins.types[0]
-    d, a = ins.operands
-    to_generic = ins.mod("to") is None
-    x = resize(fl.b, fl.read(a, t), 64, False)
-    r = fl.hooks.cvta(fl, x, _space(ins), to_generic)
-    fl.write(d, t, resize(fl.b, r, max(t.bits, 8), False))
-
-
-@lowers("isspacep")
-def _isspacep(fl: FunctionLowering, ins: ptx.Instruction) -> None:
-    d, a = ins.operands
-    x = fl.read(a, ScalarType.U64)
-    fl.write(d, ScalarType.PRED, fl.hooks.isspacep(fl, x, _space(ins)))
-
-
-__all__ = ["I64"]

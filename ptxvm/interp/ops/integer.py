@@ -1,32 +1,16 @@
-"""Bit-manipulation and special integer instructions, on intops' exact models
-(PTX ISA §9.7.1: popc clz bfind fns brev bfe bfi szext bmsk dp4a dp2a sad mul24 mad24;
-§9.7.8: lop3 shf prmt cnot; §9.7.16 vabsdiff4)."""
+"""Integer-only and extended-precision instructions (PTX ISA §9.7.1, §9.7.2, and the SIMD video
+instructions of §9.7.8)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from ...ir import nodes as ir
 from ...ir.types import ScalarType
 from .. import intops
-from ..program import reader, writer
+from ..program import writer
 from ..state import UINT
 from . import impl
-
-
-def _ops(ctx, ins, types):
-    """Readers for the sources, typed in order by ``types`` (ScalarType or type names)."""
-    out = []
-    for o, t in zip(ins.operands[1:], types):
-        out.append(reader(ctx, o, t if isinstance(t, ScalarType) else ScalarType(t), ins))
-    return out
-
-
-def _result(ctx, ins, t, fn, src_types):
-    srcs = _ops(ctx, ins, src_types)
-    dst = writer(ctx, ins.operands[0], t, ins)
-    ut = UINT[max(t.bits, 8)]
-    return (lambda b, lanes: dst(b, lanes, np.asarray(fn(*[s(b, lanes) for s in srcs])).astype(ut))), 0, -1
+from .common import _ops, _result
 
 
 @impl("popc", "clz")
@@ -106,35 +90,6 @@ def _mul24(ctx, ins):
         return _result(ctx, ins, t, lambda a, b: intops.mul24(a, b, t.value, mode), [t, t])
     sat = ins.has("sat")
     return _result(ctx, ins, t, lambda a, b, c: intops.mad24(a, b, c, t.value, mode, sat), [t, t, t])
-
-
-@impl("lop3")
-def _lop3(ctx, ins):
-    t = ins.types[0]
-    lut = ins.operands[4]
-    if not isinstance(lut, ir.Immediate):
-        raise ctx.unsupported(ins, "needs a constant lookup table operand")
-    return _result(ctx, ins, t, lambda a, b, c: intops.lop3(a, b, c, int(lut.value) & 0xFF, t.value), [t, t, t])
-
-
-@impl("shf")
-def _shf(ctx, ins):
-    direction = "l" if ins.has("l") else "r"
-    mode = "clamp" if ins.has("clamp") else "wrap"
-    return _result(ctx, ins, ScalarType.B32, lambda a, b, c: intops.shf(a, b, c, direction, mode),
-                   ["b32", "b32", "u32"])
-
-
-@impl("prmt")
-def _prmt(ctx, ins):
-    mode = next((m for m in ins.modifiers if m in ("f4e", "b4e", "rc8", "ecl", "ecr", "rc16")), None)
-    return _result(ctx, ins, ScalarType.B32, lambda a, b, c: intops.prmt(a, b, c, mode), ["b32", "b32", "b32"])
-
-
-@impl("cnot")
-def _cnot(ctx, ins):
-    t = ins.types[0]
-    return _result(ctx, ins, t, lambda a: intops.cnot(a, t.value), [t])
 
 
 @impl("vabsdiff4")

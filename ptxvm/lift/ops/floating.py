@@ -1,9 +1,5 @@
-"""Floating-point instructions (PTX ISA §9.7.3 f32/f64, §9.7.4 half, §9.7.9.21 cvt): lowering glue.
-
-Operands are read in the emitter convention and handed to ``ptxvm.lift.fp`` (f32/f64),
-``ptxvm.lift.half`` (f16/bf16 and packed x2) and ``ptxvm.lift.cvt``; those modules hold
-the exact semantics (rounding, .ftz, .sat, NaN rules).
-"""
+"""Floating-point-only instructions (PTX ISA §9.7.3-9.7.5: single/double, half and mixed
+precision): testp, copysign, fma and the approximate functions, lowered to LLVM IR."""
 
 from __future__ import annotations
 
@@ -11,11 +7,15 @@ from ...ir import nodes as ptx
 from ...ir.types import ScalarType
 from ...isa import typeset
 from ..function import FunctionLowering
-from .int_ops import write_pair
 from . import lowers
 
+
 HALF = tuple(ScalarType(t) for t in typeset("half"))         # f16 f16x2 bf16 bf16x2 (the table's)
+
+
 _SCALAR_HALF = (ScalarType.F16, ScalarType.BF16)
+
+
 _UNARY_APPROX = {"sin": "fsin", "cos": "fcos", "ex2": "fex2", "lg2": "flg2", "tanh": "ftanh"}
 
 
@@ -133,31 +133,6 @@ def _lower_half(fl: FunctionLowering, ins: ptx.Instruction, t: ScalarType) -> No
     fl.write(d, t, r)
 
 
-def lower_setp_float(fl: FunctionLowering, ins: ptx.Instruction) -> None:
-    t = ins.types[0]
-    ops = ins.operands
-    dst, a, c = ops[0], ops[1], ops[2]
-    third = ops[3] if len(ops) > 3 else None
-    cmp = ins.mod("cmp_float")
-    x, y = fl.read(a, t), fl.read(c, t)
-    ftz = "ftz" in ins.modifiers
-    if t in (ScalarType.F32, ScalarType.F64):
-        from .. import fp
-        write_pair(fl, dst, fp.fcompare(fl.b, x, y, cmp, ftz=ftz), third, ins)
-        return
-    from .. import half
-    from .int_ops import combine
-    r = half.hcompare(fl.b, x, y, cmp, type=t.value, ftz=ftz)
-    if isinstance(r, tuple):       # x2: d|p get the low and high element's results
-        if not isinstance(dst, ptx.Pair):
-            raise fl.unsupported(ins, "needs two predicate destinations `p|q` (one per half)")
-        lo, hi = combine(fl, ins, r[0], third), combine(fl, ins, r[1], third)   # read c before writing
-        fl.write(dst.first, ScalarType.PRED, lo)
-        fl.write(dst.second, ScalarType.PRED, hi)
-    else:
-        write_pair(fl, dst, r, third, ins)
-
-
 @lowers("testp")
 def _testp(fl: FunctionLowering, ins: ptx.Instruction) -> None:
     from .. import fp
@@ -169,25 +144,6 @@ def _testp(fl: FunctionLowering, ins: ptx.Instruction) -> None:
 @lowers("rcp", "sqrt", "rsqrt", "sin", "cos", "ex2", "lg2", "tanh", "fma", "copysign")
 def _float_only(fl: FunctionLowering, ins: ptx.Instruction) -> None:
     lower_float(fl, ins)
-
-
-def lower_cvt(fl: FunctionLowering, ins: ptx.Instruction) -> None:
-    from .. import cvt
-    dst_t = ins.types[0]
-    src_t = ins.types[1] if len(ins.types) > 1 else dst_t
-    ops = ins.operands
-    rnd = ins.mod("rnd") or ins.mod("irnd") or ins.mod("rnonly") or ins.mod("rna")
-    flags = dict(ftz="ftz" in ins.modifiers, sat="sat" in ins.modifiers, relu="relu" in ins.modifiers,
-                 satfinite="satfinite" in ins.modifiers)
-    if len(ops) == 3:                  # cvt.rn.f16x2.f32 d, a, b (packed from two f32)
-        r = cvt.cvt_pack_x2(fl.b, fl.read(ops[1], src_t), fl.read(ops[2], src_t), dst=dst_t.value,
-                            rnd=rnd or "rn", relu=flags["relu"], satfinite=flags["satfinite"])
-        fl.write(ops[0], dst_t, r)
-        return
-    if len(ops) != 2:
-        raise fl.unsupported(ins, "has no LLVM lowering for this cvt form yet")
-    x = fl.read(ops[1], src_t)
-    fl.write(ops[0], dst_t, cvt.cvt(fl.b, x, dst=dst_t.value, src=src_t.value, rnd=rnd, **flags))
 
 
 @lowers("rcp.approx.ftz.f64", "rsqrt.approx.ftz.f64")
