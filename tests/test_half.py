@@ -1,4 +1,4 @@
-"""Property tests of ptxvm.interp.half against an independent model: exact
+"""Property tests of ptxvm.interp.numerics.half against an independent model: exact
 rational arithmetic (fractions.Fraction) rounded to f16/bf16 by a plain
 Python implementation of IEEE 754 rounding (PTX ISA 9.0, 9.7.4, 9.7.9.21)."""
 
@@ -12,175 +12,38 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from ptxvm.interp import half as H
+from ptxvm.interp.numerics import half as H
+
+from models.half import (
+    BF16_EDGES,
+    CMP,
+    F16_EDGES,
+    FMT,
+    NAN,
+    decode,
+    encode_round,
+    ftz_in,
+    fval,
+    model_arith,
+    model_convert,
+    model_minmax,
+)
 
 FAST = settings(max_examples=int(os.environ.get("PTXVM_HYPOTHESIS_EXAMPLES", "30")), deadline=None)
 SLOW = settings(max_examples=1500, deadline=None)
 
-# (precision incl. hidden bit, exponent bits)
-FMT = {"f16": (11, 5), "bf16": (8, 8), "f32": (24, 8)}
-NAN = {"f16": 0x7FFF, "bf16": 0x7FFF}
-
 
 # ---------------------------------------------------------------------------
-# the model
-# ---------------------------------------------------------------------------
-
-def decode(bits, fmt):
-    """-> ('nan',) | ('inf', neg) | ('num', Fraction, neg)"""
-    p, eb = FMT[fmt]
-    n = 1 + eb + p - 1
-    neg = bool(bits >> (n - 1))
-    ef = (bits >> (p - 1)) & ((1 << eb) - 1)
-    fr = bits & ((1 << (p - 1)) - 1)
-    bias = (1 << (eb - 1)) - 1
-    if ef == (1 << eb) - 1:
-        return ("nan",) if fr else ("inf", neg)
-    if ef == 0:
-        v = Fraction(fr) * Fraction(2) ** (1 - bias - (p - 1))
-    else:
-        v = Fraction(fr + (1 << (p - 1))) * Fraction(2) ** (ef - bias - (p - 1))
-    return ("num", -v if neg else v, neg)
-
-
-def encode_round(x, fmt, rnd="rn", neg_zero=False, satfinite=False):
-    """Round the exact rational x to fmt (IEEE 754), return bits."""
-    p, eb = FMT[fmt]
-    n = 1 + eb + p - 1
-    bias = (1 << (eb - 1)) - 1
-    qmin = 1 - bias - (p - 1)
-    sign = 1 << (n - 1)
-    if x == 0:
-        return sign if neg_zero else 0
-    neg = x < 0
-    ax = -x if neg else x
-    E = ax.numerator.bit_length() - ax.denominator.bit_length()
-    if Fraction(2) ** E > ax:
-        E -= 1
-    q = max(E - (p - 1), qmin)
-    scaled = ax / Fraction(2) ** q
-    k = math.floor(scaled)
-    r = scaled - k
-    if rnd == "rn":
-        up = r > Fraction(1, 2) or (r == Fraction(1, 2) and k % 2 == 1)
-    elif rnd == "rna":
-        up = r >= Fraction(1, 2)
-    elif rnd == "rz":
-        up = False
-    elif rnd == "rm":
-        up = neg and r > 0
-    else:
-        up = (not neg) and r > 0
-    k += up
-    if k == 1 << p:
-        k >>= 1
-        q += 1
-    emax_q = (1 << eb) - 2 - bias - (p - 1)       # quantum of the top binade
-    maxfin = ((1 << (eb + p - 1)) - 1) - (1 << (p - 1))   # bits of max finite
-    inf = ((1 << eb) - 1) << (p - 1)
-    if q > emax_q:
-        if satfinite:
-            mag = maxfin
-        else:
-            to_inf = rnd in ("rn", "rna") or (rnd == "rm" and neg) or (rnd == "rp" and not neg)
-            mag = inf if to_inf else maxfin
-    elif k < (1 << (p - 1)):
-        mag = k                               # subnormal (or zero)
-    else:
-        mag = ((q - qmin + 1) << (p - 1)) | (k - (1 << (p - 1)))
-    return mag | (sign if neg else 0)
-
-
-def model_convert(d, fmt, rnd="rn", satfinite=False, relu=False, sat=False):
-    p, eb = FMT[fmt]
-    inf = ((1 << eb) - 1) << (p - 1)
-    sgn = 1 << (eb + p - 1)
-    maxfin = inf - 1
-    if d[0] == "nan":
-        return 0 if sat else NAN[fmt]
-    if d[0] == "inf":
-        neg = d[1]
-        if sat:
-            return 0 if neg else ((1 << (eb - 1)) - 1) << (p - 1)
-        if relu and neg:
-            return 0
-        return (sgn if neg else 0) | (maxfin if satfinite else inf)
-    v, neg = d[1], d[2]
-    r = encode_round(v, fmt, rnd, neg_zero=neg, satfinite=satfinite)
-    if sat:
-        one = ((1 << (eb - 1)) - 1) << (p - 1)
-        if r & sgn:
-            return 0
-        return min(r, one)
-    if relu and r & sgn:
-        return 0
-    return r
 
 
 def f32_dec(u):
     return decode(u, "f32")
 
 
-def ftz_in(h, fmt):
-    p, eb = FMT[fmt]
-    if (h >> (p - 1)) & ((1 << eb) - 1) == 0:
-        return h & 0x8000
-    return h
-
-
-def flush_out(r, fmt):
-    p, _ = FMT[fmt]
-    if r & 0x7FFF and (r & 0x7FFF) < (1 << (p - 1)):
-        return r & 0x8000
-    return r
-
-
-def model_arith(op, hs, fmt, ftz=False, sat=False, relu=False):
-    if ftz:
-        hs = [ftz_in(h, fmt) for h in hs]
-    ds = [decode(h, fmt) for h in hs]
-    if any(d[0] == "nan" for d in ds):
-        return 0 if sat else NAN[fmt]
-    if any(d[0] == "inf" for d in ds):
-        fl = [(-math.inf if d[1] else math.inf) if d[0] == "inf" else float(d[1]) for d in ds]
-        if op == "add":
-            r = fl[0] + fl[1]
-        elif op == "sub":
-            r = fl[0] - fl[1]
-        elif op == "mul":
-            r = fl[0] * fl[1]
-        else:
-            r = fl[0] * fl[1] + fl[2]
-        if math.isnan(r):
-            return 0 if sat else NAN[fmt]
-        d = ("inf", r < 0) if math.isinf(r) else ("num", Fraction(r), math.copysign(1, r) < 0)
-        return model_convert(d, fmt, sat=sat, relu=relu)
-    v = [d[1] for d in ds]
-    negz = [d[2] for d in ds]
-    if op == "add":
-        x, nz = v[0] + v[1], negz[0] and negz[1]
-    elif op == "sub":
-        x, nz = v[0] - v[1], negz[0] and not negz[1]
-    elif op == "mul":
-        x, nz = v[0] * v[1], negz[0] != negz[1]
-    else:
-        x, nz = v[0] * v[1] + v[2], (negz[0] != negz[1]) and negz[2]
-    r = encode_round(x, fmt, "rn", neg_zero=nz)
-    if ftz:
-        r = flush_out(r, fmt)
-    return model_convert(decode(r, fmt), fmt, sat=sat, relu=relu)
-
-
 # ---------------------------------------------------------------------------
-# strategies
-# ---------------------------------------------------------------------------
-
-F16_EDGES = [0x0000, 0x8000, 0x0001, 0x8001, 0x03FF, 0x0400, 0x0401, 0x3C00, 0xBC00, 0x3BFF,
-             0x3C01, 0x7BFF, 0xFBFF, 0x7C00, 0xFC00, 0x7E00, 0x7C01, 0xFFFF, 0x3800, 0x4000]
-BF16_EDGES = [0x0000, 0x8000, 0x0001, 0x007F, 0x0080, 0x0081, 0x3F80, 0xBF80, 0x3F7F, 0x3F81,
-              0x7F7F, 0xFF7F, 0x7F80, 0xFF80, 0x7FC0, 0x7F81, 0xFFFF, 0x3F00, 0x4000]
 
 
 def hbits(fmt):
@@ -232,8 +95,6 @@ def lanes(strat, n=16):
 RNDS = ["rn", "rz", "rm", "rp"]
 
 
-# ---------------------------------------------------------------------------
-# conversions
 # ---------------------------------------------------------------------------
 
 @FAST
@@ -347,8 +208,6 @@ def test_half_to_int(fmt, it, hs):
 
 
 # ---------------------------------------------------------------------------
-# arithmetic
-# ---------------------------------------------------------------------------
 
 @FAST
 @given(st.sampled_from(["f16", "bf16"]), lanes(st.tuples(hbits("f16"), hbits("f16"), hbits("f16"))))
@@ -428,31 +287,6 @@ def test_zero_signs_and_specials():
 
 
 # ---------------------------------------------------------------------------
-# neg / abs / min / max / setp
-# ---------------------------------------------------------------------------
-
-def fval(d):
-    if d[0] == "num":
-        return float(d[1])
-    return -math.inf if d[1] else math.inf
-
-
-def model_minmax(x, y, fmt, want_min, nan=False, xorsign=False):
-    sign = (x ^ y) & 0x8000
-    if xorsign:
-        x, y = x & 0x7FFF, y & 0x7FFF
-    dx, dy = decode(x, fmt), decode(y, fmt)
-    if dx[0] == "nan" and dy[0] == "nan":
-        return NAN[fmt]
-    if dx[0] == "nan" or dy[0] == "nan":
-        if nan:
-            return NAN[fmt]
-        r = y if dx[0] == "nan" else x
-    else:
-        kx = (fval(dx), 0 if x & 0x8000 else 1)   # -0 < +0
-        ky = (fval(dy), 0 if y & 0x8000 else 1)
-        r = (x if kx <= ky else y) if want_min else (x if kx >= ky else y)
-    return r | sign if xorsign else r
 
 
 @FAST
@@ -470,17 +304,6 @@ def test_neg_abs_min_max(fmt, ts):
         assert got == [model_minmax(ftz_in(x, fmt), ftz_in(y, fmt), fmt, True) for x, y in ts]
 
 
-CMP = {
-    "eq": lambda x, y, u: not u and x == y, "ne": lambda x, y, u: not u and x != y,
-    "lt": lambda x, y, u: not u and x < y, "le": lambda x, y, u: not u and x <= y,
-    "gt": lambda x, y, u: not u and x > y, "ge": lambda x, y, u: not u and x >= y,
-    "equ": lambda x, y, u: u or x == y, "neu": lambda x, y, u: u or x != y,
-    "ltu": lambda x, y, u: u or x < y, "leu": lambda x, y, u: u or x <= y,
-    "gtu": lambda x, y, u: u or x > y, "geu": lambda x, y, u: u or x >= y,
-    "num": lambda x, y, u: not u, "nan": lambda x, y, u: u,
-}
-
-
 @FAST
 @given(st.sampled_from(["f16", "bf16"]), lanes(st.tuples(hbits("f16"), hbits("f16"))))
 def test_setp(fmt, ts):
@@ -495,8 +318,6 @@ def test_setp(fmt, ts):
         assert got == want, cmp
 
 
-# ---------------------------------------------------------------------------
-# .approx: within the ISA's error bounds (and correctly rounded here)
 # ---------------------------------------------------------------------------
 
 BOUNDS = {("ex2", "f16"): 2 ** -9.9, ("ex2", "bf16"): 2 ** -7,
@@ -532,8 +353,6 @@ def test_approx_exhaustive(fn, fmt):
         assert int(H.ex2_approx(0, fmt)[0]) == one
 
 
-# ---------------------------------------------------------------------------
-# heavier campaigns
 # ---------------------------------------------------------------------------
 
 @pytest.mark.slow

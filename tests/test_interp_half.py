@@ -12,12 +12,23 @@ from __future__ import annotations
 import math
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from test_half import (
-    BF16_EDGES, CMP, F16_EDGES, NAN, decode, fval as hval, ftz_in, model_arith, model_minmax,
+from models.half import (
+    BF16_EDGES,
+    CMP,
+    F16_EDGES,
+    NAN,
+    decode,
+    ftz_in,
+    model_arith,
+    model_minmax,
 )
-from test_interp_instructions import run
+from models.half import (
+    fval as hval,
+)
+from models.instruction_harness import run
 
 FEW = settings(max_examples=3, deadline=None, suppress_health_check=list(HealthCheck))
 SLOW = settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))

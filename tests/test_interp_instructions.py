@@ -26,14 +26,47 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import ptxvm
 from ptxvm.interp.numerics import APPROX_BOUNDS
-from test_intops import model_bfe, model_bfi, model_prmt
-from test_numerics import (
-    f32_bits, f32_from_bits, f64_bits, f64_from_bits, flush, m_add, m_cmp, m_div, m_fma, m_minmax, m_mul,
-    m_sqrt, round_exact,
+
+from models.instruction_harness import HEADER, NT, cached_module, run
+from models.intops import (
+    m_int_binary,
+    m_lop3,
+    m_mad,
+    m_shf,
+    m_shift,
+    m_unary,
+    mask,
+    model_bfe,
+    model_bfi,
+    model_prmt,
+    sx,
+    tv,
+    type_bits,
+)
+from models.numerics import (
+    F32_EDGE_BITS,
+    F64_EDGE_BITS,
+    IRND_MODEL,
+    f32_bits,
+    f32_from_bits,
+    f64_bits,
+    flush,
+    ftz_in,
+    fval,
+    m_add,
+    m_cmp,
+    m_div,
+    m_f2i,
+    m_fma,
+    m_minmax,
+    m_mul,
+    m_sqrt,
+    round_exact,
 )
 
 FAST = settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
@@ -41,101 +74,8 @@ FEW = settings(max_examples=4, deadline=None, suppress_health_check=list(HealthC
 SOME = settings(max_examples=10, deadline=None, suppress_health_check=list(HealthCheck))
 SLOW = settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
 
-NT = 64                         # threads per block
-UDT = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
 
 # ============================================================================ harness
-
-HEADER = ".version 8.0\n.target sm_80\n.address_size 64\n"
-
-
-def _bits(t: str) -> int:
-    return 1 if t == "pred" else int("".join(c for c in t if c.isdigit()))
-
-
-@functools.lru_cache(maxsize=None)
-def _module(text: str) -> "ptxvm.Module":
-    return ptxvm.Module(text)
-
-
-def kernel_text(body: str, srcs, dsts, decls: str = "") -> str:
-    """A kernel `k(pa0.., pd0..)`: sources ``srcs`` and destinations ``dsts`` are
-    ``(register, register type, memory type)``; each is loaded from element ``gid``
-    of its array (destinations too: their initial values), ``body`` runs, the
-    destinations are stored back.  8-bit memory types live in 16-bit registers
-    (as nvcc does); predicates travel as u8 0/1."""
-    params = [f".param .u64 pa{i}" for i in range(len(srcs))] + [f".param .u64 pd{i}" for i in range(len(dsts))]
-    lines = [HEADER, f".visible .entry k({', '.join(params)})", "{",
-             "  .reg .b32 %gid, %gx; .reg .b64 %adr, %off, %base; .reg .u16 %h8; .reg .pred %ptmp;"]
-    for name, rt, _ in list(srcs) + list(dsts):
-        lines.append(f"  .reg .{rt} {name};")
-    if decls:
-        lines.append(decls)
-    lines += ["  mov.u32 %gid, %tid.x;", "  mov.u32 %gx, %ctaid.x;", "  mad.lo.u32 %gid, %gx, %ntid.x, %gid;"]
-
-    def addr(pname, mt):
-        size = max(_bits(mt), 8) // 8
-        return [f"  ld.param.u64 %base, [{pname}];", f"  mul.wide.u32 %off, %gid, {size};",
-                "  add.s64 %adr, %base, %off;"]
-
-    def load(pname, name, rt, mt):
-        out = addr(pname, mt)
-        if rt == "pred":
-            out += ["  ld.global.u8 %h8, [%adr];", f"  setp.ne.u16 {name}, %h8, 0;"]
-        else:
-            out.append(f"  ld.global.{mt} {name}, [%adr];")
-        return out
-
-    for i, (name, rt, mt) in enumerate(srcs):
-        lines += load(f"pa{i}", name, rt, mt)
-    for i, (name, rt, mt) in enumerate(dsts):
-        lines += load(f"pd{i}", name, rt, mt)
-    lines += ["  " + ln.strip() for ln in body.strip().splitlines()]
-    for i, (name, rt, mt) in enumerate(dsts):
-        lines += addr(f"pd{i}", mt)
-        if rt == "pred":
-            lines += [f"  selp.u16 %h8, 1, 0, {name};", "  st.global.u8 [%adr], %h8;"]
-        else:
-            lines.append(f"  st.global.{mt} [%adr], {name};")
-    lines += ["  ret;", "}", ""]
-    return "\n".join(lines)
-
-
-def _norm(spec):
-    """(name, regtype[, memtype]) -> (name, regtype, memtype)."""
-    name, rt = spec[0], spec[1]
-    mt = spec[2] if len(spec) > 2 else ("u8" if rt == "pred" else rt)
-    return name, rt, mt
-
-
-def run(body, srcs, dsts, values, init=None, decls="", n=None, block=NT, skip_unsupported=True):
-    """Launch and return the destinations' final raw bits (lists of Python ints).
-
-    ``values``: one list of raw ints per source (cycled to ``n`` lanes);
-    ``init``: one list per destination (default: a recognisable pattern)."""
-    srcs = [_norm(s) for s in srcs]
-    dsts = [_norm(d) for d in dsts]
-    n = n or max([block] + [len(v) for v in values])
-    n = -(-n // block) * block
-    arrays = []
-    for (_, _, mt), vals in zip(srcs, values):
-        w = max(_bits(mt), 8)
-        arrays.append(np.array([vals[i % len(vals)] & ((1 << w) - 1) for i in range(n)], dtype=UDT[w]))
-    if init is None:
-        init = [[(0x5A5A5A5A5A5A5A5A + i) & 1 if rt == "pred" else 0x5A5A5A5A5A5A5A5A + i for i in range(n)]
-                for _, rt, _ in dsts]
-    outs = []
-    for (_, _, mt), vals in zip(dsts, init):
-        w = max(_bits(mt), 8)
-        outs.append(np.array([vals[i % len(vals)] & ((1 << w) - 1) for i in range(n)], dtype=UDT[w]))
-    text = kernel_text(body, srcs, dsts, decls)
-    try:
-        _module(text)["k"](n // block, block, tuple(arrays + outs))
-    except ptxvm.UnsupportedError as e:
-        if not skip_unsupported:
-            raise
-        pytest.skip(f"unsupported: {e}")
-    return [[int(x) for x in o] for o in outs], arrays
 
 
 def lanes(values, n=NT):
@@ -143,20 +83,6 @@ def lanes(values, n=NT):
 
 
 # ============================================================================ integer models
-
-def mask(w):
-    return (1 << w) - 1
-
-
-def sx(v, w):
-    v &= mask(w)
-    return v - (1 << w) if v >> (w - 1) else v
-
-
-def tv(v, t):
-    """Raw bits as the value of integer type t."""
-    w = _bits(t)
-    return sx(v, w) if t[0] == "s" else v & mask(w)
 
 
 def int_edges(w):
@@ -184,63 +110,11 @@ def seeded(gen):
 
 def ext_into(v, t, reg_bits):
     """A t result written into a reg_bits register (PTX ISA 6.4.x: sign-extend signed types)."""
-    w = _bits(t)
+    w = type_bits(t)
     v &= mask(w)
     if reg_bits > w and t[0] == "s":
         v = sx(v, w) & mask(reg_bits)
     return v
-
-
-def trunc_div(a, b):
-    q = abs(a) // abs(b)
-    return q if (a < 0) == (b < 0) else -q
-
-
-def m_int_binary(op, t, a, b):
-    w = _bits(t)
-    x, y = tv(a, t), tv(b, t)
-    if op == "add":
-        r = x + y
-    elif op == "sub":
-        r = x - y
-    elif op == "mul.lo":
-        r = x * y
-    elif op == "mul.hi":
-        r = (x * y) >> w
-    elif op == "div":
-        if y == 0:
-            return mask(w)                      # intops' documented choice: all ones
-        r = trunc_div(x, y)
-    elif op == "rem":
-        if y == 0:
-            return mask(w)
-        r = x - trunc_div(x, y) * y
-    elif op == "min":
-        r = min(x, y)
-    elif op == "max":
-        r = max(x, y)
-    elif op == "and":
-        r = a & b
-    elif op == "or":
-        r = a | b
-    elif op == "xor":
-        r = a ^ b
-    elif op in ("add.sat", "sub.sat"):
-        r = x + y if op == "add.sat" else x - y
-        r = max(-(1 << (w - 1)), min((1 << (w - 1)) - 1, r))
-    else:
-        raise AssertionError(op)
-    return r & mask(w)
-
-
-def m_shift(op, t, a, s):
-    w = _bits(t)
-    s &= mask(32)
-    if op == "shl":
-        return (a << s) & mask(w) if s < w else 0
-    if t[0] == "s":
-        return (sx(a, w) >> min(s, w - 1)) & mask(w)
-    return (a & mask(w)) >> s if s < w else 0
 
 
 # ============================================================================ integer tests
@@ -263,7 +137,7 @@ def _int_binary_case(op, t, av, bv):
 
 @pytest.mark.parametrize("op,t", BIN_OPS)
 def test_int_binary_edges(op, t):
-    w = _bits(t)
+    w = type_bits(t)
     e = int_edges(w)
     pairs = [(x, y) for x in e for y in e]
     _int_binary_case(op, t, [p[0] for p in pairs], [p[1] for p in pairs])
@@ -273,7 +147,7 @@ def test_int_binary_edges(op, t):
 @FEW
 @given(data=st.data())
 def test_int_binary(op, t, data):
-    w = _bits(t)
+    w = type_bits(t)
     _int_binary_case(op, t, data.draw(lane_lists(ints(w))), data.draw(lane_lists(ints(w))))
 
 
@@ -283,7 +157,7 @@ SHIFT_AMOUNTS = [0, 1, 7, 8, 15, 16, 17, 31, 32, 33, 63, 64, 65, 255, 256, 2**31
 @pytest.mark.parametrize("op,t", [("shl", t) for t in ("b16", "b32", "b64")] +
                          [("shr", t) for t in ("b16", "u16", "s16", "b32", "u32", "s32", "b64", "u64", "s64")])
 def test_shift(op, t):
-    w = _bits(t)
+    w = type_bits(t)
     vals = int_edges(w) + [0x123456789ABCDEF0 & mask(w)]
     pairs = [(x, s) for x in vals for s in SHIFT_AMOUNTS]
     av, sv = [p[0] for p in pairs], [p[1] for p in pairs]
@@ -299,7 +173,7 @@ def test_shift(op, t):
 
 @pytest.mark.parametrize("t", ["u16", "s16", "u32", "s32"])
 def test_mul_wide(t):
-    w = _bits(t)
+    w = type_bits(t)
     wt = t[0] + str(2 * w)
     e = int_edges(w)
     pairs = [(x, y) for x in e for y in e]
@@ -307,21 +181,6 @@ def test_mul_wide(t):
     (d,), _ = run(f"mul.wide.{t} %d, %a, %b;", [("%a", t), ("%b", t)], [("%d", wt)], [av, bv])
     for i in range(len(av)):
         assert d[i] == (tv(av[i], t) * tv(bv[i], t)) & mask(2 * w), (t, hex(av[i]), hex(bv[i]), hex(d[i]))
-
-
-def m_mad(mode, t, a, b, c, sat=False):
-    w = _bits(t)
-    x, y = tv(a, t), tv(b, t)
-    p = x * y
-    if mode == "lo":
-        return (p + tv(c, t)) & mask(w)
-    if mode == "hi":
-        r = (p >> w) + tv(c, t)
-        if sat:
-            r = max(-(1 << (w - 1)), min((1 << (w - 1)) - 1, r))
-        return r & mask(w)
-    wt = t[0] + str(2 * w)
-    return (p + tv(c, wt)) & mask(2 * w)
 
 
 MAD_CASES = [(m, t) for m in ("lo", "hi") for t in INT_TYPES] + [("wide", t) for t in ("u16", "s16", "u32", "s32")]
@@ -332,12 +191,12 @@ MAD_CASES += [("hi.sat", "s32")]
 @SOME
 @given(data=st.data())
 def test_mad(mode, t, data):
-    w = _bits(t)
+    w = type_bits(t)
     ct = t[0] + str(2 * w) if mode == "wide" else t
     e = int_edges(w)
     av = data.draw(lane_lists(st.one_of(st.sampled_from(e), st.integers(0, mask(w)))))
     bv = data.draw(lane_lists(st.one_of(st.sampled_from(e), st.integers(0, mask(w)))))
-    cv = data.draw(lane_lists(ints(_bits(ct))))
+    cv = data.draw(lane_lists(ints(type_bits(ct))))
     body = f"mad.{mode}.{t} %d, %a, %b, %c;"
     (d,), _ = run(body, [("%a", t), ("%b", t), ("%c", ct)], [("%d", ct)], [av, bv, cv])
     for i, got in enumerate(d):
@@ -410,38 +269,11 @@ UNARY_INT += [("brev", t) for t in ("b32", "b64")]
 UNARY_INT += [(op, t) for op in ("bfind", "bfind.shiftamt") for t in ("u32", "s32", "u64", "s64")]
 
 
-def m_unary(op, t, a):
-    w = _bits(t)
-    if op == "neg":
-        return (-tv(a, t)) & mask(w)
-    if op == "abs":
-        return abs(tv(a, t)) & mask(w)
-    if op == "not":
-        return (~a) & mask(w) if t != "pred" else 1 - a
-    if op == "cnot":
-        return 1 if a & mask(w) == 0 else 0
-    if op == "popc":
-        return bin(a & mask(w)).count("1")
-    if op == "clz":
-        return w - (a & mask(w)).bit_length()
-    if op == "brev":
-        return int(format(a & mask(w), f"0{w}b")[::-1], 2)
-    if op.startswith("bfind"):
-        v = a & mask(w)
-        if t[0] == "s" and v >> (w - 1):
-            v = ~v & mask(w)                     # first bit that differs from the sign
-        if v == 0:
-            return 0xFFFFFFFF
-        pos = v.bit_length() - 1
-        return (w - 1 - pos) if op.endswith("shiftamt") else pos
-    raise AssertionError(op)
-
-
 @pytest.mark.parametrize("op,t", UNARY_INT)
 @SOME
 @given(data=st.data())
 def test_int_unary(op, t, data):
-    w = _bits(t)
+    w = type_bits(t)
     av = int_edges(w) + data.draw(st.lists(ints(w), min_size=1, max_size=16)) if t != "pred" else [0, 1]
     dt = "u32" if op.split(".")[0] in ("popc", "clz", "bfind") else t
     name, _, mod = op.partition(".")
@@ -456,7 +288,7 @@ def test_int_unary(op, t, data):
 @FAST
 @given(data=st.data())
 def test_bfe(t, data):
-    w = _bits(t)
+    w = type_bits(t)
     pos = st.one_of(st.sampled_from([0, 1, 8, 15, 16, 31, 32, 33, 63, 64, 65, 255, 256, 257]), st.integers(0, 2**32 - 1))
     av = data.draw(lane_lists(ints(w)))
     pv = data.draw(lane_lists(pos))
@@ -471,7 +303,7 @@ def test_bfe(t, data):
 @FAST
 @given(data=st.data())
 def test_bfi(t, data):
-    w = _bits(t)
+    w = type_bits(t)
     pos = st.one_of(st.sampled_from([0, 1, 8, 31, 32, 33, 63, 64, 255, 256]), st.integers(0, 2**32 - 1))
     av, bv = data.draw(lane_lists(ints(w))), data.draw(lane_lists(ints(w)))
     pv, lv = data.draw(lane_lists(pos)), data.draw(lane_lists(pos))
@@ -497,12 +329,6 @@ def test_prmt(mode, data):
         assert got == model_prmt(a, b, c, mode), (mode, hex(a), hex(b), hex(c), hex(got))
 
 
-def m_shf(a, b, n, left, clamp):
-    n = min(n, 32) if clamp else n & 31
-    v = (b << 32) | a
-    return ((v << n) >> 32) & mask(32) if left else (v >> n) & mask(32)
-
-
 @pytest.mark.parametrize("d", ["l", "r"])
 @pytest.mark.parametrize("mode", ["wrap", "clamp"])
 @FAST
@@ -515,14 +341,6 @@ def test_shf(d, mode, data):
     for i, got in enumerate(r):
         a, b, n = av[i % len(av)], bv[i % len(bv)], nv[i % len(nv)]
         assert got == m_shf(a, b, n, d == "l", mode == "clamp"), (d, mode, hex(a), hex(b), n, hex(got))
-
-
-def m_lop3(a, b, c, lut, w):
-    r = 0
-    for i in range(w):
-        idx = (((a >> i) & 1) << 2) | (((b >> i) & 1) << 1) | ((c >> i) & 1)
-        r |= ((lut >> idx) & 1) << i
-    return r
 
 
 @pytest.mark.parametrize("lut", [0x00, 0xFF, 0x96, 0xE8, 0xF0, 0xCC, 0xAA, 0x80, 0xFE, 0x1E, 0x6A, 0x5B])
@@ -558,7 +376,7 @@ def test_bmsk(mode):
     ("0x7FFFFFFFFFFFFFFF", "s64", (1 << 63) - 1),
 ])
 def test_integer_immediates(imm, t, value):
-    w = _bits(t)
+    w = type_bits(t)
     av = int_edges(w)
     (d,), _ = run(f"add.{t} %d, %a, {imm};", [("%a", t)], [("%d", t)], [av])
     assert d[:len(av)] == [(a + value) & mask(w) for a in av], imm
@@ -573,7 +391,7 @@ def test_wide_register_operands(t, rt):
     """ld/st/cvt accept registers wider than the instruction type (PTX ISA 9.0 §6.4.x):
     sources are truncated to the type, destinations are sign-extended for signed types and
     zero-extended otherwise."""
-    w, rw = _bits(t), _bits(rt)
+    w, rw = type_bits(t), type_bits(rt)
     rng = random.Random(t + rt)
     av = [rng.getrandbits(rw) for _ in range(NT)] + [mask(rw), 1 << (w - 1), (1 << (w - 1)) - 1, mask(w)]
     # ld.global.<t> into the wide register; st.global.<t> from it
@@ -603,7 +421,7 @@ def regtype_for(t):
 
 def m_cvt_int(v, src, dst, sat):
     x = tv(v, src)
-    w = _bits(dst)
+    w = type_bits(dst)
     if sat:
         lo, hi = (-(1 << (w - 1)), (1 << (w - 1)) - 1) if dst[0] == "s" else (0, mask(w))
         x = max(lo, min(hi, x))
@@ -613,9 +431,9 @@ def m_cvt_int(v, src, dst, sat):
 @pytest.mark.parametrize("src", CVT_INT)
 @pytest.mark.parametrize("dst", CVT_INT)
 def test_cvt_int(src, dst):
-    sw = _bits(src)
+    sw = type_bits(src)
     rs, rd = regtype_for(src), regtype_for(dst)
-    rsw, rdw = _bits(rs), _bits(rd)
+    rsw, rdw = type_bits(rs), type_bits(rd)
     # the source register may hold junk above the source width (8-bit values in 16-bit registers)
     av = int_edges(sw) + [x | (0xAB << sw) & mask(rsw) for x in int_edges(sw)[:8]] if rsw > sw else int_edges(sw)
     for sat in (False, True):
@@ -636,7 +454,7 @@ _PYCMP.update({"lo": _PYCMP["lt"], "ls": _PYCMP["le"], "hi": _PYCMP["gt"], "hs":
 
 
 def m_setp_int(cmp, t, a, b):
-    w = _bits(t)
+    w = type_bits(t)
     if cmp in ("lo", "ls", "hi", "hs") or t[0] in "ub":
         x, y = a & mask(w), b & mask(w)
     else:
@@ -647,7 +465,7 @@ def m_setp_int(cmp, t, a, b):
 @pytest.mark.parametrize("cmp,t", [(c, t) for c in INT_CMPS for t in ("b16", "u16", "s16", "u32", "s32", "b32", "u64",
                                                                        "s64") if t[0] != "b" or c in ("eq", "ne")])
 def test_setp_int(cmp, t):
-    w = _bits(t)
+    w = type_bits(t)
     e = int_edges(w)[::2] + [mask(w), 1 << (w - 1)]
     pairs = [(x, y) for x in e for y in e]
     av, bv = [p[0] for p in pairs], [p[1] for p in pairs]
@@ -660,18 +478,6 @@ def test_setp_int(cmp, t):
 
 def f32v(bits):
     return f32_from_bits(bits)
-
-
-F32_EDGE_BITS = [0x00000000, 0x80000000, 0x7F800000, 0xFF800000, 0x7FC00000, 0xFFC00000, 0x7F800001, 0x7FA12345,
-                 0xFFFFFFFF, 0x00000001, 0x80000001, 0x007FFFFF, 0x807FFFFF, 0x00800000, 0x80800000, 0x7F7FFFFF,
-                 0xFF7FFFFF, 0x3F800000, 0xBF800000, 0x3F800001, 0x3F7FFFFF, 0x40000000, 0x3F000000, 0x33800000,
-                 0x4B800001, 0x4B000001, 0x34000000, 0x00400000, 0x3FC00000, 0xC0400000]
-F64_EDGE_BITS = [0, 1 << 63, 0x7FF0000000000000, 0xFFF0000000000000, 0x7FF8000000000000, 0xFFF8000000000000,
-                 0x7FF0000000000001, 0x7FF4000000000123, 0xFFF8DEADBEEF0001, 0x0000000000000001,
-                 0x8000000000000001, 0x000FFFFFFFFFFFFF, 0x0010000000000000, 0x7FEFFFFFFFFFFFFF,
-                 0xFFEFFFFFFFFFFFFF, 0x3FF0000000000000, 0xBFF0000000000000, 0x3FF0000000000001,
-                 0x3FEFFFFFFFFFFFFF, 0x4000000000000000, 0x3FE0000000000000, 0x3CA0000000000000,
-                 0x4340000000000001, 0x0008000000000000, 0x3FF8000000000000, 0xC008000000000000]
 
 
 def f32_bits_strat():
@@ -693,14 +499,6 @@ def f64_bits_strat():
 
 def fbits_strat(t):
     return f32_bits_strat() if t == "f32" else f64_bits_strat()
-
-
-def fval(bits, t):
-    return f32_from_bits(bits) if t == "f32" else f64_from_bits(bits)
-
-
-def ftz_in(bits, t, ftz):
-    return flush(fval(bits, t), t, ftz)
 
 
 @pytest.mark.parametrize("cmp", FLOAT_CMPS)
@@ -752,7 +550,7 @@ def test_setp_bool_combine(bop, neg, pair):
 
 @pytest.mark.parametrize("t", ["b16", "u16", "s16", "b32", "s32", "u64", "b64", "f32", "f64"])
 def test_selp(t):
-    w = _bits(t)
+    w = type_bits(t)
     rng = random.Random(t)
     av = [rng.getrandbits(w) for _ in range(NT)]
     bv = [rng.getrandbits(w) for _ in range(NT)]
@@ -781,11 +579,11 @@ def test_guards(ins, t, neg):
     else:
         srcs, dst = [("%a", t), ("%b", t)], ("%d", t)
     rng = random.Random(ins)
-    w = _bits(srcs[0][1])
+    w = type_bits(srcs[0][1])
     av = [rng.getrandbits(w) for _ in range(NT)]
     bv = [rng.getrandbits(w) | 1 for _ in range(NT)]
     gv = [rng.randrange(2) for _ in range(NT)]
-    init = [[rng.getrandbits(_bits(dst[1])) if dst[1] != "pred" else rng.randrange(2) for _ in range(NT)]]
+    init = [[rng.getrandbits(type_bits(dst[1])) if dst[1] != "pred" else rng.randrange(2) for _ in range(NT)]]
     (plain,), _ = run(ins, srcs, [dst], [av, bv], init=init)
     g = f"@{'!' if neg else ''}%g "
     (guarded,), _ = run(g + ins, srcs + [("%g", "pred")], [dst], [av, bv, gv], init=init)
@@ -985,7 +783,7 @@ def test_float_default_rounding_is_rn(op):
 
 def m_misc_float(op, t, ftz, nan, a, b=None):
     if op in ("neg", "abs"):
-        w = _bits(t)
+        w = type_bits(t)
         if ftz and t == "f32" and fval(a, t) != 0 and abs(fval(a, t)) < 2.0 ** -126:
             a &= 1 << 31                            # flushed to sign-preserving zero first
         return a ^ (1 << (w - 1)) if op == "neg" else a & ~(1 << (w - 1))
@@ -1020,7 +818,7 @@ def test_float_minmax_neg_abs(op, t, ftz, nan):
 @pytest.mark.parametrize("t", ["f32", "f64"])
 def test_copysign(t):
     e = F32_EDGE_BITS if t == "f32" else F64_EDGE_BITS
-    w = _bits(t)
+    w = type_bits(t)
     av, bv = [x for x in e for _ in e], [y for _ in e for y in e]
     (d,), _ = run(f"copysign.{t} %d, %a, %b;", [("%a", t), ("%b", t)], [("%d", t)], [av, bv])
     for i in range(len(av)):
@@ -1153,21 +951,6 @@ def test_div_approx_full(kind, ftz):
 
 # ---------------------------------------------------------------------------- cvt (float)
 
-IRND_MODEL = {"rni": lambda q: round(q), "rzi": math.trunc, "rmi": math.floor, "rpi": math.ceil}
-
-
-def m_f2i(bits, src, dst, irnd, ftz):
-    x = ftz_in(bits, src, ftz)
-    w = _bits(dst)
-    lo, hi = (-(1 << (w - 1)), (1 << (w - 1)) - 1) if dst[0] == "s" else (0, mask(w))
-    if math.isnan(x):
-        return 0
-    if math.isinf(x):
-        v = hi if x > 0 else lo
-    else:
-        v = max(lo, min(hi, IRND_MODEL[irnd](Fraction(x))))
-    return v & mask(w)
-
 
 @pytest.mark.parametrize("src", ["f32", "f64"])
 @pytest.mark.parametrize("dst", CVT_INT)
@@ -1184,16 +967,16 @@ def test_cvt_float_to_int(src, dst, irnd):
         f = ".ftz" if ftz else ""
         (d,), _ = run(f"cvt.{irnd}{f}.{dst}.{src} %d, %a;", [("%a", src)], [("%d", rd)], [xs])
         for i, xb in enumerate(xs):
-            exp = ext_into(m_f2i(xb, src, dst, irnd, ftz), dst, _bits(rd))
+            exp = ext_into(m_f2i(xb, src, dst, irnd, ftz), dst, type_bits(rd))
             assert d[i] == exp, (src, dst, irnd, ftz, hex(xb), fval(xb, src), hex(d[i]), hex(exp))
     if irnd == "rzi" and src == "f32":
         # cvt with saturation is implied for float->int; `.sat` spelled out is accepted too
         (d,), _ = run(f"cvt.rzi.sat.{dst}.{src} %d, %a;", [("%a", src)], [("%d", rd)], [xs])
-        assert d[:len(xs)] == [ext_into(m_f2i(xb, src, dst, irnd, False), dst, _bits(rd)) for xb in xs]
+        assert d[:len(xs)] == [ext_into(m_f2i(xb, src, dst, irnd, False), dst, type_bits(rd)) for xb in xs]
 
 
 def int_edges_t(t):
-    w = _bits(t)
+    w = type_bits(t)
     return int_edges(w) + [(1 << 24) + 1, (1 << 53) + 1, 2**62 + 2**38, 2**63 - 2**39 - 1, 2**64 - 2**39,
                            2**31 - 64, 2**31 - 65, 16777217 * 3]
 
@@ -1202,7 +985,7 @@ def int_edges_t(t):
 @pytest.mark.parametrize("dst", ["f32", "f64"])
 @pytest.mark.parametrize("rnd", ["rn", "rz", "rm", "rp"])
 def test_cvt_int_to_float(src, dst, rnd):
-    sw = _bits(src)
+    sw = type_bits(src)
     av = sorted({v & mask(sw) for v in int_edges_t(src)})
     rs = regtype_for(src)
     (d,), _ = run(f"cvt.{rnd}.{dst}.{src} %a2, %a;", [("%a", rs)], [("%a2", dst)], [av])
@@ -1251,7 +1034,7 @@ F2F_CASES += [("f64", "f32", r, False, False) for r in ("rni", "rzi")]
 def test_cvt_float_to_float(src, dst, rnd, ftz, sat_):
     rng = random.Random(f"{src}{dst}{rnd}{ftz}{sat_}")
     e = F32_EDGE_BITS if src == "f32" else F64_EDGE_BITS
-    xs = e + [rng.getrandbits(_bits(src)) for _ in range(NT)]
+    xs = e + [rng.getrandbits(type_bits(src)) for _ in range(NT)]
     if src == "f64":
         # values near f32 subnormals / rounding ties
         xs += [f64_bits(math.ldexp(1 + k / 8, ex)) for k in range(8) for ex in (-150, -149, -127, -126, 0, 127, 128)]
@@ -1374,7 +1157,7 @@ def test_special_registers(grid, block):
                   "  st.global.u32 [%a], %v;"]
     lines += ["  ret;", "}"]
     outs = [np.full(total, 0xDEADBEEF, np.uint32) for _ in names]
-    _module("\n".join(lines))["k"](grid, block, tuple(outs))
+    cached_module("\n".join(lines))["k"](grid, block, tuple(outs))
     got = {nm: o.tolist() for nm, o in zip(names, outs)}
     i = 0
     for cz in range(grid[2]):
@@ -1574,7 +1357,7 @@ def test_redux_sync(op, t):
 @pytest.mark.parametrize("t", ["b32", "b64"])
 def test_match_sync(mode, t):
     rng = random.Random(mode + t)
-    w = _bits(t)
+    w = type_bits(t)
     pool = [rng.getrandbits(w) for _ in range(3)]
     vals = [rng.choice(pool) for _ in range(32)] + [pool[0]] * 32        # second warp: all equal
     dst = "%d|%p" if mode == "all" else "%d"
@@ -1640,7 +1423,7 @@ def test_vabsdiff4_add_sat_is_rejected_as_the_isa_says():
     """PTX ISA 9.7.18.2.3: "Saturation cannot be used with the secondary accumulate operation".
     The instruction table rejects the pair (`.sat`/`.add` share one exclusive group) and the
     integer model refuses it rather than inventing a clamp."""
-    from ptxvm.interp import intops
+    from ptxvm.interp.numerics import intops
     with pytest.raises(ptxvm.PtxSemanticError, match=r"conflicting modifiers `\.add` and `\.sat`"):
         run("vabsdiff4.u32.u32.u32.add.sat %d, %a, %b, %c;", [("%a", "b32"), ("%b", "b32"), ("%c", "b32")],
             [("%d", "b32")], [[1], [2], [3]], skip_unsupported=False)
@@ -1672,7 +1455,7 @@ def test_cvt_rna_tf32():
 @SLOW
 @given(data=st.data())
 def test_slow_int_binary(op, t, data):
-    w = _bits(t)
+    w = type_bits(t)
     _int_binary_case(op, t, data.draw(lane_lists(ints(w))), data.draw(lane_lists(ints(w))))
 
 

@@ -1,4 +1,4 @@
-"""Property tests of ptxvm.interp.intops against plain-Python-integer models
+"""Property tests of ptxvm.interp.numerics.intops against plain-Python-integer models
 written from the PTX ISA 9.0 text (chapter 9.7.1, 9.7.2, 9.7.6, 9.7.8)."""
 
 from __future__ import annotations
@@ -9,9 +9,23 @@ import random
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from ptxvm.interp import intops as I
+from ptxvm.interp.numerics import intops as I
+
+from models.intops import (
+    info,
+    model_bfe,
+    model_bfi,
+    model_bmsk,
+    model_div,
+    model_fns,
+    model_prmt,
+    model_szext,
+    sx,
+    val,
+)
 
 # Each example checks a batch of up to 16 lanes, and every family also gets an
 # exhaustive sweep over the cartesian product of edge values (test_edge_*), so
@@ -45,20 +59,6 @@ def arr(xs, w):
     return np.array([x & ((1 << w) - 1) for x in xs], dtype=UDT[w])
 
 
-def sx(v, w):
-    v &= (1 << w) - 1
-    return v - (1 << w) if v >> (w - 1) else v
-
-
-def info(t):
-    return int(t[1:]), t[0] == "s"
-
-
-def val(v, t):
-    w, s = info(t)
-    return sx(v, w) if s else v & ((1 << w) - 1)
-
-
 def check(got, want, w):
     got = [int(x) for x in np.asarray(got)]
     want = [x & ((1 << w) - 1) for x in want]
@@ -73,8 +73,6 @@ def triples(w, n=16):
     return st.lists(st.tuples(vals(w), vals(w), vals(w)), min_size=1, max_size=n)
 
 
-# ---------------------------------------------------------------------------
-# add / sub / carries
 # ---------------------------------------------------------------------------
 
 @FAST
@@ -171,8 +169,6 @@ def test_packed_add_min_max(t, ps):
 
 
 # ---------------------------------------------------------------------------
-# multiplication
-# ---------------------------------------------------------------------------
 
 @FAST
 @given(data=st.data())
@@ -251,18 +247,6 @@ def test_sad_abs_neg_minmax(data):
 
 
 # ---------------------------------------------------------------------------
-# div / rem
-# ---------------------------------------------------------------------------
-
-def model_div(x, y, t):
-    w, _ = info(t)
-    a, b = val(x, t), val(y, t)
-    if b == 0:
-        return (1 << w) - 1, (1 << w) - 1      # documented choice: all ones
-    q = abs(a) // abs(b)
-    if (a < 0) != (b < 0):
-        q = -q
-    return q, a - b * q
 
 
 @FAST
@@ -287,8 +271,6 @@ def test_div_special_values():
     assert int(I.rem(-7, 2, "s32")[0]) == (-1) & 0xFFFFFFFF
 
 
-# ---------------------------------------------------------------------------
-# bit operations
 # ---------------------------------------------------------------------------
 
 @FAST
@@ -315,22 +297,6 @@ def test_popc_clz_brev_bfind(data):
             check(I.bfind(a, t, shiftamt=shiftamt), want, 32)
 
 
-def model_fns(mask, base, offset):
-    offset = sx(offset, 32)
-    if base > 31:
-        return 0xFFFFFFFF
-    if offset == 0:
-        return base if (mask >> base) & 1 else 0xFFFFFFFF
-    pos, count, inc = base, abs(offset) - 1, 1 if offset > 0 else -1
-    while 0 <= pos < 32:
-        if (mask >> pos) & 1:
-            if count == 0:
-                return pos
-            count -= 1
-        pos += inc
-    return 0xFFFFFFFF
-
-
 @FAST
 @given(st.lists(st.tuples(vals(32), st.integers(0, 31),
                           st.one_of(st.integers(-40, 40), vals(32))), min_size=1, max_size=16))
@@ -349,30 +315,6 @@ POSLEN = st.one_of(st.sampled_from([0, 1, 8, 15, 16, 31, 32, 33, 63, 64, 65, 200
                    st.integers(0, 2**32 - 1))
 
 
-def model_bfe(a, pos, ln, t):
-    w, s = info(t)
-    msb = w - 1
-    pos &= 0xFF
-    ln &= 0xFF
-    sbit = 0 if (not s or ln == 0) else (a >> min(pos + ln - 1, msb)) & 1
-    d = 0
-    for i in range(w):
-        bit = (a >> (pos + i)) & 1 if (i < ln and pos + i <= msb) else sbit
-        d |= bit << i
-    return d
-
-
-def model_bfi(a, b, pos, ln, w):
-    pos &= 0xFF
-    ln &= 0xFF
-    f = b
-    i = 0
-    while i < ln and pos + i <= w - 1:
-        f = (f & ~(1 << (pos + i))) | (((a >> i) & 1) << (pos + i))
-        i += 1
-    return f
-
-
 @FAST
 @given(data=st.data())
 def test_bfe_bfi(data):
@@ -383,35 +325,6 @@ def test_bfe_bfi(data):
     p, n = arr([x[2] for x in ts], 32), arr([x[3] for x in ts], 32)
     check(I.bfe(a, p, n, t), [model_bfe(x, q, k, t) for x, _, q, k in ts], w)
     check(I.bfi(a, b, p, n, f"b{w}"), [model_bfi(x, y, q, k, w) for x, y, q, k in ts], w)
-
-
-def model_szext(a, b, t, mode):
-    b1 = b & 0x1F
-    too_large = b >= 32 and mode == "clamp"
-    mask = 0 if too_large else (0xFFFFFFFF << b1) & 0xFFFFFFFF
-    sign_pos = (b1 - 1) & 0x1F
-    sign_bit = False if (b1 == 0 or too_large or t != "s32") else (a >> sign_pos) & 1
-    return (a & ~mask & 0xFFFFFFFF) | (mask if sign_bit else 0)
-
-
-def model_bmsk(a, b, mode):
-    a1 = a & 0x1F
-    mask0 = (0xFFFFFFFF << a1) & 0xFFFFFFFF
-    b1 = b & 0x1F
-    s = a1 + b1
-    mask1 = (0xFFFFFFFF << s) & 0xFFFFFFFF
-    pos_ovf = wid_ovf = False
-    if mode == "clamp":
-        if a >= 32:
-            pos_ovf = True
-            mask0 = 0
-        if b >= 32:
-            wid_ovf = True
-    if s >= 32 or pos_ovf or wid_ovf:
-        mask1 = 0
-    elif b1 == 0:
-        mask1 = 0xFFFFFFFF
-    return mask0 & ~mask1 & 0xFFFFFFFF
 
 
 @FAST
@@ -429,8 +342,6 @@ def test_szext_bmsk_isa_examples():
     assert int(I.bmsk(1, 2, "wrap")[0]) == 0x6
 
 
-# ---------------------------------------------------------------------------
-# dp4a / dp2a / vabsdiff4
 # ---------------------------------------------------------------------------
 
 def lanes(x, n, w, s):
@@ -477,8 +388,6 @@ def test_vabsdiff4(ts):
     check(I.vabsdiff4(a, b, c, mask=0b0101), want, 32)
 
 
-# ---------------------------------------------------------------------------
-# logic, shifts, prmt, selp, setp, cvt
 # ---------------------------------------------------------------------------
 
 @FAST
@@ -540,25 +449,6 @@ def test_shf(d, mode, ts):
         else:
             want.append(((y << (32 - n)) | (x >> n)) & 0xFFFFFFFF)
     check(I.shf(a, b, c, d, mode), want, 32)
-
-
-def model_prmt(a, b, c, mode):
-    src = (b << 32) | a
-    byte = [(src >> (8 * i)) & 0xFF for i in range(8)]
-    out = 0
-    for i in range(4):
-        if mode is None:
-            ctl = (c >> (4 * i)) & 0xF
-            v = byte[ctl & 7]
-            if ctl & 8:
-                v = 0xFF if v & 0x80 else 0
-        else:
-            s = c & 3
-            idx = {"f4e": s + i, "b4e": (s - i) % 8, "rc8": s, "ecl": max(i, s),
-                   "ecr": min(i, s), "rc16": (s & 1) * 2 + (i & 1)}[mode]
-            v = byte[idx]
-        out |= v << (8 * i)
-    return out
 
 
 PRMT_SEL = st.one_of(st.integers(0, 0xFFFF), st.sampled_from([0x3210, 0x7654, 0x8888, 0xFFFF, 0x0123, 0xBA98]),
@@ -628,8 +518,6 @@ def test_cvt_int(data):
 
 
 # ---------------------------------------------------------------------------
-# exhaustive sweeps over edge values
-# ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("t", INT_TYPES)
 def test_edge_arith(t):
@@ -683,8 +571,6 @@ def test_edge_funnel_prmt():
         check(I.prmt(a, b, c, mode), [model_prmt(x, y, z, mode) for x, y, z in ts], 32)
 
 
-# ---------------------------------------------------------------------------
-# heavier randomised campaigns (run with -m slow)
 # ---------------------------------------------------------------------------
 
 def _rand_vals(rng, w, n):

@@ -1,4 +1,4 @@
-"""Bit-exactness tests for the LLVM float emitters (``ptxvm.lift.fp``), JIT-compiled on the host.
+"""Bit-exactness tests for the LLVM float emitters (``ptxvm.lift.semantics.fp``), JIT-compiled on the host.
 
 Each emitter (one compile per function and modifier set, cached) runs over batches of raw bit
 patterns; expected results come from the exact Fraction-based models of ``test_numerics``
@@ -25,9 +25,14 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from models.lift_harness import elementwise
 from llvmlite import ir
-from test_numerics import (
+
+from ptxvm.errors import UnsupportedError
+from ptxvm.interp.numerics import APPROX_BOUNDS
+from ptxvm.lift.semantics import fp
+
+from models.lift_harness import elementwise
+from models.numerics import (
     EDGE32,
     EDGE64,
     f32_bits,
@@ -48,10 +53,6 @@ from test_numerics import (
     sat,
     ulp32,
 )
-
-from ptxvm.errors import UnsupportedError
-from ptxvm.interp.numerics import APPROX_BOUNDS
-from ptxvm.lift import fp
 
 MODES = ("rn", "rz", "rm", "rp")
 CANON32, CANON64, QUIET64 = 0x7FFFFFFF, 0xFFF8000000000000, 1 << 51

@@ -1,4 +1,4 @@
-"""LLVM half-precision emitters (ptxvm.lift.half) against independent models.
+"""LLVM half-precision emitters (ptxvm.lift.semantics.half) against independent models.
 
 Expected values come from the exact models of tests/test_half.py (Fraction arithmetic
 rounded by hand to f16/bf16; min/max/compare written from the ISA text), never from the
@@ -20,11 +20,12 @@ from fractions import Fraction
 import numpy as np
 import pytest
 from llvmlite import ir
-from test_half import BF16_EDGES, CMP, F16_EDGES
 from test_lift_cvt import dec, enc, m_sat, multi
 
 from ptxvm import UnsupportedError
-from ptxvm.lift import half as H
+from ptxvm.lift.semantics import half as H
+
+from models.half import BF16_EDGES, CMP, F16_EDGES
 
 TYPES = ["f16", "bf16"]
 NAN = 0x7FFF
@@ -404,7 +405,7 @@ def test_slow_mul_exhaustive_row(fmt):
 
 @pytest.mark.parametrize("fmt", TYPES)
 def test_agrees_with_interpreter(fmt):
-    from ptxvm.interp import half as IH
+    from ptxvm.interp.numerics import half as IH
     ps = pairs(fmt, 120, 4)
     a, c = u16([p[0] for p in ps]), u16([p[1] for p in ps])
     ts = triples(fmt, 120, 4)
@@ -480,7 +481,7 @@ def approx_fn(fn: str, t: str, ftz: bool, opt: int = 2):
 
 @pytest.mark.parametrize("fn,fmt,ftz", APPROX)
 def test_approx_exhaustive_vs_interpreter_and_sampled_reference(fn, fmt, ftz):
-    from ptxvm.interp import half as IH
+    from ptxvm.interp.numerics import half as IH
     xs = np.arange(0x10000, dtype=np.uint32).astype(np.uint16)
     got = approx_fn(fn, fmt, ftz)(0, xs)
     ref = IH.ex2_approx(xs, fmt, ftz=ftz) if fn == "ex2" else IH.tanh_approx(xs, fmt)

@@ -1,4 +1,4 @@
-"""LLVM emitters for PTX integer and bit instructions (``ptxvm.lift.intops``), JIT-compiled on
+"""LLVM emitters for PTX integer and bit instructions (``ptxvm.lift.semantics.intops``), JIT-compiled on
 the host and checked bit for bit against Python-integer models written from the PTX ISA text
 (shared with the interpreter's tests where they exist: ``test_intops``,
 ``test_interp_instructions``).
@@ -17,14 +17,29 @@ import random
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from llvmlite import ir
 
-from models.lift_harness import elementwise, storage_bits
 from ptxvm import UnsupportedError
-from ptxvm.lift import intops as I
-from test_interp_instructions import m_int_binary, m_lop3, m_mad, m_shf, m_shift, m_unary
-from test_intops import model_bfe, model_bfi, model_bmsk, model_div, model_fns, model_prmt, model_szext
+from ptxvm.lift.semantics import intops as I
+
+from models.intops import (
+    m_int_binary,
+    m_lop3,
+    m_mad,
+    m_shf,
+    m_shift,
+    m_unary,
+    model_bfe,
+    model_bfi,
+    model_bmsk,
+    model_div,
+    model_fns,
+    model_prmt,
+    model_szext,
+)
+from models.lift_harness import elementwise, storage_bits
 
 UDT = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
 # PTX integer arithmetic exists for 16/32/64-bit types; the emitters are width-generic and the
