@@ -300,7 +300,7 @@ def test_cp_async_is_a_global_load_and_an_lds_store(target):
 @pytest.mark.parametrize("target", ["gfx90a", "gfx1030"])
 def test_cp_async_zero_fill_needs_no_scratch(target):
     """The partial copy gathers its bytes in a register, not a stack buffer (scratch on AMD)."""
-    import test_interp_async_copy as t
-    obj = ptxvm.compile(t.PARTIAL, target=target)
+    from models.ptx_samples import PARTIAL
+    obj = ptxvm.compile(PARTIAL, target=target)
     assert obj.metadata["k"]["scratch_bytes"] == 0
     assert "ds_write_b128" in mnemonics(body(obj, "k"))

@@ -11,9 +11,9 @@ import pytest
 import ptxvm
 from ptxvm.frontend import cache, parser
 from ptxvm.ir.nodes import Instruction
-from models.fixtures import PTX_FILES, fixture_id
 
-from test_cli import BAD, VADD
+from models.fixtures import PTX_FILES, fixture_id
+from models.ptx_samples import BAD, VADD
 
 
 @pytest.fixture
@@ -259,6 +259,7 @@ def test_a_cache_hit_warns_with_the_class_a_fresh_parse_used(tmp_path, monkeypat
     # A module newer than the ISA ptxvm knows warns with PtxVersionWarning (pyproject's filter
     # and users' filters select it by class); replayed from the cache it was a plain UserWarning.
     import warnings
+
     import ptxvm
     monkeypatch.setenv("PTXVM_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.delenv("PTXVM_NO_CACHE", raising=False)

@@ -23,7 +23,7 @@ import ptxvm
 from ptxvm import diskcache as cache_store
 from ptxvm.frontend import cache, parser
 
-from test_cli import VADD
+from models.ptx_samples import VADD
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "tests" / "fixtures" / "nvcc" / "sm80" / "elementwise.ptx"

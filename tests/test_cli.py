@@ -15,58 +15,10 @@ import ptxvm
 from ptxvm import cli
 from ptxvm.frontend.printer import format_module
 
+from models.ptx_samples import BAD, VADD
+
 ROOT = Path(__file__).resolve().parent.parent
 
-VADD = """\
-//
-// Hand-written vector add: c[i] = 2 * a[i] + b[i]
-//
-.version 8.0
-.target sm_80
-.address_size 64
-
-.visible .entry vadd(
-\t.param .u64 vadd_param_a,
-\t.param .u64 vadd_param_b,
-\t.param .u64 vadd_param_c,
-\t.param .u32 vadd_param_n
-)
-{
-\t.reg .pred \t%p<2>;
-\t.reg .b32 \t%r<8>;
-\t.reg .f32 \t%f<4>;
-\t.reg .b64 \t%rd<11>;
-
-\tld.param.u64 \t%rd1, [vadd_param_a];
-\tld.param.u64 \t%rd2, [vadd_param_b];
-\tld.param.u64 \t%rd3, [vadd_param_c];
-\tld.param.u32 \t%r2, [vadd_param_n];
-\tmov.u32 \t%r3, %ctaid.x;
-\tmov.u32 \t%r4, %ntid.x;
-\tmov.u32 \t%r5, %tid.x;
-\tmad.lo.s32 \t%r1, %r3, %r4, %r5;
-\tsetp.ge.s32 \t%p1, %r1, %r2;
-\t@%p1 bra \t$L__BB0_2;
-\tcvta.to.global.u64 \t%rd4, %rd1;
-\tcvta.to.global.u64 \t%rd5, %rd2;
-\tcvta.to.global.u64 \t%rd6, %rd3;
-\tcvt.s64.s32 \t%rd7, %r1;
-\tshl.b64 \t%rd8, %rd7, 2;
-\tadd.s64 \t%rd9, %rd4, %rd8;
-\tld.global.f32 \t%f1, [%rd9];
-\tmul.f32 \t%f2, %f1, 0f40000000;
-\tadd.s64 \t%rd10, %rd5, %rd8;
-\tld.global.f32 \t%f3, [%rd10];
-\tadd.f32 \t%f2, %f2, %f3;
-\tadd.s64 \t%rd9, %rd6, %rd8;
-\tst.global.f32 \t[%rd9], %f2;
-$L__BB0_2:
-\tret;
-}
-"""
-
-# Two errors: an undeclared register (line 27) and an unknown instruction (line 40).
-BAD = VADD.replace("%r4, %r5;", "%r4, %r9;").replace("\tadd.f32 ", "\taddx.f32 ")
 
 SHARED = """\
 .version 8.0

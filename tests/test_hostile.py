@@ -11,100 +11,79 @@ through an address that is no function are errors of the thread that made them.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
-import sys
-import tempfile
 from pathlib import Path
 
 import pytest
 
-HEAD = ".version 8.0\n.target sm_80\n.address_size 64\n"
-REGS = ".reg .pred %p<4>;\n.reg .b32 %r<16>;\n.reg .b64 %rd<16>;\n"
-OUT = ".param .u64 pout"
-LOAD_OUT = "ld.param.u64 %rd1, [pout];\ncvta.to.global.u64 %rd1, %rd1;\n"
-
-
-def _entry(body: str, params: str = OUT, decls: str = "", before: str = "") -> str:
-    return HEAD + before + f".visible .entry k({params})\n{{\n" + REGS + decls + body + "\nret;\n}\n"
-
-
-# A recursive `.func` with a by-value array parameter of ``size`` bytes, called ``depth`` deep.
-def _recursion(size: int, depth: int) -> str:
-    return _entry(
-        f"mov.u32 %r1, {depth};\n{{\n.param .b32 rr;\n.param .b32 dd;\n.param .b8 nn[{size}];\n"
-        "st.param.b32 [dd], %r1;\ncall (rr), f, (dd, nn);\nld.param.b32 %r3, [rr];\n}",
-        before=f".func (.param .b32 r) f(.param .b32 d, .param .b8 n[{size}])\n{{\n{REGS}"
-               "ld.param.b32 %r1, [d];\nsetp.eq.u32 %p1, %r1, 0;\n@%p1 bra DONE;\nsub.u32 %r2, %r1, 1;\n"
-               f"{{\n.param .b32 rr;\n.param .b32 dd;\n.param .b8 nn[{size}];\nst.param.b32 [dd], %r2;\n"
-               "call (rr), f, (dd, nn);\nld.param.b32 %r3, [rr];\n}\nDONE:\nst.param.b32 [r], %r1;\nret;\n}\n")
+from models.hostile import LOAD_OUT, OUT, REGS, entry, recursion, run_cases, where
 
 
 def _fparam(access: str) -> str:
     """A `.func` with an 8-byte parameter ``a0`` and an 8-byte result ``r0`` that makes ``access``."""
-    return _entry("{\n.param .b64 p;\n.param .b64 q;\nst.param.b64 [p], %rd1;\ncall (q), f, (p);\n}",
+    return entry("{\n.param .b64 p;\n.param .b64 q;\nst.param.b64 [p], %rd1;\ncall (q), f, (p);\n}",
                   before=f".func (.param .b64 r0) f(.param .b64 a0)\n{{\n{REGS}mov.u64 %rd1, 7;\n{access}\n"
                          "st.param.b64 [r0], %rd1;\nret;\n}\n")
 
 
 # name -> (PTX, grid, block, arguments: "out" = a 6-word u32 array, ints as they are, dynamic shared)
 CASES: dict[str, tuple[str, int, int, tuple, int]] = {
-    "param_past_block": (_entry("ld.param.u64 %rd2, [pout+4096];"), 1, 1, ("out",), 0),
-    "param_far": (_entry("ld.param.u64 %rd2, [pout+268435456];"), 1, 1, ("out",), 0),
-    "param_below_block": (_entry("ld.param.u64 %rd2, [pout+-8];"), 1, 1, ("out",), 0),
+    "param_past_block": (entry("ld.param.u64 %rd2, [pout+4096];"), 1, 1, ("out",), 0),
+    "param_far": (entry("ld.param.u64 %rd2, [pout+268435456];"), 1, 1, ("out",), 0),
+    "param_below_block": (entry("ld.param.u64 %rd2, [pout+-8];"), 1, 1, ("out",), 0),
     # The block is 16 bytes (8 + 4, padded): the second element, at 16, is past it.
-    "param_vector_straddles_end": (_entry("ld.param.v2.u64 {%rd2, %rd3}, [pout+8];", OUT + ", .param .u32 n"),
+    "param_vector_straddles_end": (entry("ld.param.v2.u64 {%rd2, %rd3}, [pout+8];", OUT + ", .param .u32 n"),
                                    1, 1, ("out", 5), 0),
     # A store past a call's argument record (ptxas itself crashes on one past a callee's result).
     "func_param_store_past_record": (
-        _entry("{\n.param .b64 p;\n.param .b64 q;\nst.param.b64 [p+64], %rd1;\ncall (q), f, (p);\n}",
+        entry("{\n.param .b64 p;\n.param .b64 q;\nst.param.b64 [p+64], %rd1;\ncall (q), f, (p);\n}",
                before=f".func (.param .b64 r0) f(.param .b64 a0)\n{{\n{REGS}ld.param.b64 %rd1, [a0];\n"
                       "st.param.b64 [r0], %rd1;\nret;\n}\n"), 1, 1, ("out",), 0),
     "func_param_load_far": (_fparam("ld.param.b64 %rd2, [a0+268435456];"), 1, 1, ("out",), 0),
-    "recursion_64k_params_400_deep": (_recursion(65536, 400), 1, 1, ("out",), 0),
-    "recursion_64k_params_8_blocks": (_recursion(65536, 4000), 8, 2, ("out",), 0),
-    "recursion_past_call_depth": (_recursion(4, 5000), 1, 1, ("out",), 0),
-    "local_past_end": (_entry("st.local.u32 [buf+16], %r1;", decls=".local .align 4 .b8 buf[16];\n"),
+    "recursion_64k_params_400_deep": (recursion(65536, 400), 1, 1, ("out",), 0),
+    "recursion_64k_params_8_blocks": (recursion(65536, 4000), 8, 2, ("out",), 0),
+    "recursion_past_call_depth": (recursion(4, 5000), 1, 1, ("out",), 0),
+    "local_past_end": (entry("st.local.u32 [buf+16], %r1;", decls=".local .align 4 .b8 buf[16];\n"),
                        1, 1, ("out",), 0),
-    "local_below_start": (_entry("mov.u64 %rd2, buf;\nsub.s64 %rd3, %rd2, 4;\nld.local.u32 %r3, [%rd3];",
+    "local_below_start": (entry("mov.u64 %rd2, buf;\nsub.s64 %rd3, %rd2, 4;\nld.local.u32 %r3, [%rd3];",
                                  decls=".local .align 4 .b8 buf[16];\n"), 1, 1, ("out",), 0),
-    "shared_static_past_end": (_entry("mov.u32 %r1, %tid.x;\nshl.b32 %r2, %r1, 2;\nmov.u32 %r3, s;\n"
+    "shared_static_past_end": (entry("mov.u32 %r1, %tid.x;\nshl.b32 %r2, %r1, 2;\nmov.u32 %r3, s;\n"
                                       "add.s32 %r4, %r3, %r2;\nst.shared.u32 [%r4], %r1;",
                                       decls=".shared .align 4 .b8 s[64];\n"), 1, 32, ("out",), 0),
-    "shared_below_start": (_entry("mov.u32 %r3, s;\nsub.s32 %r4, %r3, 4;\nld.shared.u32 %r5, [%r4];",
+    "shared_below_start": (entry("mov.u32 %r3, s;\nsub.s32 %r4, %r3, 4;\nld.shared.u32 %r5, [%r4];",
                                   decls=".shared .align 4 .b8 s[64];\n"), 1, 1, ("out",), 0),
-    "shared_dynamic_past_end": (_entry("mov.u32 %r1, %tid.x;\nshl.b32 %r2, %r1, 2;\nmov.u32 %r3, dyn;\n"
+    "shared_dynamic_past_end": (entry("mov.u32 %r1, %tid.x;\nshl.b32 %r2, %r1, 2;\nmov.u32 %r3, dyn;\n"
                                        "add.s32 %r4, %r3, %r2;\nst.shared.u32 [%r4], %r1;",
                                        before=".extern .shared .align 16 .b8 dyn[];\n"), 1, 32, ("out",), 48),
-    "shared_vector_straddles_end": (_entry("mov.u32 %r3, s;\nld.shared.v4.u32 {%r4, %r5, %r6, %r7}, [%r3+48];",
+    "shared_vector_straddles_end": (entry("mov.u32 %r3, s;\nld.shared.v4.u32 {%r4, %r5, %r6, %r7}, [%r3+48];",
                                            decls=".shared .align 16 .b8 s[56];\n"), 1, 1, ("out",), 0),
-    "const_past_end": (_entry("mov.u64 %rd2, c;\nld.const.u32 %r1, [%rd2+4096];",
+    "const_past_end": (entry("mov.u64 %rd2, c;\nld.const.u32 %r1, [%rd2+4096];",
                               before=".const .align 4 .b8 c[16];\n"), 1, 1, ("out",), 0),
-    "global_vector_straddles_end": (_entry(LOAD_OUT + "ld.global.v4.u32 {%r4, %r5, %r6, %r7}, [%rd1+16];"),
+    "global_vector_straddles_end": (entry(LOAD_OUT + "ld.global.v4.u32 {%r4, %r5, %r6, %r7}, [%rd1+16];"),
                                     1, 1, ("out",), 0),
-    "global_store_far": (_entry(LOAD_OUT + "st.global.u32 [%rd1+268435456], %r1;"), 1, 1, ("out",), 0),
-    "generic_past_shared": (_entry("mov.u64 %rd2, s;\ncvta.shared.u64 %rd3, %rd2;\nld.u32 %r1, [%rd3+64];",
+    "global_store_far": (entry(LOAD_OUT + "st.global.u32 [%rd1+268435456], %r1;"), 1, 1, ("out",), 0),
+    "generic_past_shared": (entry("mov.u64 %rd2, s;\ncvta.shared.u64 %rd3, %rd2;\nld.u32 %r1, [%rd3+64];",
                                    decls=".shared .align 4 .b8 s[64];\n"), 1, 1, ("out",), 0),
-    "generic_past_local": (_entry("mov.u64 %rd2, buf;\ncvta.local.u64 %rd3, %rd2;\nld.u32 %r1, [%rd3+16];",
+    "generic_past_local": (entry("mov.u64 %rd2, buf;\ncvta.local.u64 %rd3, %rd2;\nld.u32 %r1, [%rd3+16];",
                                   decls=".local .align 4 .b8 buf[16];\n"), 1, 1, ("out",), 0),
     # `mov` of a kernel parameter's name gives its generic address (both executors; cvta.param
     # on it would add the window's base a second time).
-    "generic_past_param": (_entry("mov.u64 %rd2, pout;\nld.u64 %rd4, [%rd2+16];"),
+    "generic_past_param": (entry("mov.u64 %rd2, pout;\nld.u64 %rd4, [%rd2+16];"),
                            1, 1, ("out",), 0),
-    "atomic_global_past_end": (_entry(LOAD_OUT + "atom.global.add.u32 %r1, [%rd1+24], 1;"), 1, 1, ("out",), 0),
-    "atomic_shared_past_end": (_entry("mov.u32 %r3, s;\natom.shared.add.u32 %r1, [%r3+64], 1;",
+    "atomic_global_past_end": (entry(LOAD_OUT + "atom.global.add.u32 %r1, [%rd1+24], 1;"), 1, 1, ("out",), 0),
+    "atomic_shared_past_end": (entry("mov.u32 %r3, s;\natom.shared.add.u32 %r1, [%r3+64], 1;",
                                       decls=".shared .align 4 .b8 s[64];\n"), 1, 1, ("out",), 0),
-    "red_global_far": (_entry(LOAD_OUT + "red.global.add.u32 [%rd1+268435456], 1;"), 1, 1, ("out",), 0),
+    "red_global_far": (entry(LOAD_OUT + "red.global.add.u32 [%rd1+268435456], 1;"), 1, 1, ("out",), 0),
     "cp_async_shared_destination_below": (
-        _entry(LOAD_OUT + "mov.u32 %r3, s;\nsub.s32 %r4, %r3, 16;\ncp.async.ca.shared.global [%r4], [%rd1], 16;",
+        entry(LOAD_OUT + "mov.u32 %r3, s;\nsub.s32 %r4, %r3, 16;\ncp.async.ca.shared.global [%r4], [%rd1], 16;",
                decls=".shared .align 16 .b8 s[64];\n"), 1, 1, ("out",), 0),
     "cp_async_global_source_past_end": (
-        _entry(LOAD_OUT + "mov.u32 %r3, s;\ncp.async.ca.shared.global [%r3], [%rd1+16], 16;",
+        entry(LOAD_OUT + "mov.u32 %r3, s;\ncp.async.ca.shared.global [%r3], [%rd1+16], 16;",
                decls=".shared .align 16 .b8 s[64];\n"), 1, 1, ("out",), 0),
     "indirect_call_bad_address": (
-        _entry("mov.u64 %rd2, 12345;\n{\n.param .b32 a;\n.param .b32 r;\nst.param.b32 [a], %r1;\n"
+        entry("mov.u64 %rd2, 12345;\n{\n.param .b32 a;\n.param .b32 r;\nst.param.b32 [a], %r1;\n"
                "proto: .callprototype (.param .b32 _) _ (.param .b32 _);\ncall (r), %rd2, (a), proto;\n}",
                before=".func (.param .b32 r) g(.param .b32 a)\n{\n.reg .b32 %r<2>;\nld.param.b32 %r1, [a];\n"
                       "st.param.b32 [r], %r1;\nret;\n}\n"), 1, 1, ("out",), 0),
@@ -113,45 +92,6 @@ CASES: dict[str, tuple[str, int, int, tuple, int]] = {
 # Where the interpreter is wrong today (the "interp" helper of issue 12 fixes these): the case
 # then passes on the JIT alone, and the xfail turns into a failure when the interpreter is fixed.
 INTERP_WRONG: dict[str, str] = {}
-
-
-def _child(device: str, cases_file: str) -> None:
-    """Run the cases of ``cases_file`` (JSON: name -> case) on ``device``, one JSON line each: the
-    outcome and where it was reported."""
-    import numpy as np
-
-    import ptxvm
-
-    for name, (text, grid, block, spec, dyn) in json.loads(Path(cases_file).read_text()).items():
-        args = tuple(np.zeros(6, np.uint32) if a == "out" else a for a in spec)
-        rec: dict = {"case": name}
-        try:
-            k = ptxvm.Module(text, f"{name}.ptx")["k"]
-            k(grid, block, args, device=device, shared_mem=dyn)
-            rec["outcome"] = "ok"
-        except ptxvm.PtxError as e:
-            rec.update(outcome=type(e).__name__, line=getattr(e, "line", None),
-                       kernel=getattr(e, "kernel", None), block=getattr(e, "block", None),
-                       thread=getattr(e, "thread", None), space=getattr(e, "space", None),
-                       address=getattr(e, "address", None), message=str(e).splitlines()[0][:300])
-        except Exception as e:  # noqa: BLE001 - the parent reports it as a wrong outcome
-            rec.update(outcome=f"raw {type(e).__name__}", message=str(e)[:300])
-        print(json.dumps(rec), flush=True)
-
-
-def run_cases(device: str, cases: dict[str, tuple], timeout: float = 600) -> dict[str, dict]:
-    """The outcomes of ``cases`` on ``device`` from a child process (which must exit normally)."""
-    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
-    names = sorted(cases)
-    with tempfile.TemporaryDirectory() as tmp:
-        f = Path(tmp) / "cases.json"
-        f.write_text(json.dumps({n: cases[n] for n in names}))
-        p = subprocess.run([sys.executable, __file__, "--child", device, str(f)], capture_output=True, text=True,
-                           timeout=timeout, env=env)
-    assert p.returncode == 0, f"the {device} child died ({p.returncode}):\n{p.stdout[-2000:]}\n{p.stderr[-3000:]}"
-    got = {r["case"]: r for r in map(json.loads, p.stdout.splitlines())}
-    assert set(got) == set(names), p.stderr[-3000:]
-    return got
 
 
 _RESULTS: dict[str, dict[str, dict]] = {}
@@ -163,18 +103,6 @@ def _results(device: str) -> dict[str, dict]:
     return _RESULTS[device]
 
 
-KEYS = ("outcome", "kernel", "block", "thread", "line", "space")
-
-
-def _where(r: dict) -> dict:
-    """What both executors must agree on: the error, where, and (outside global memory, whose
-    allocations lie elsewhere in each child) the address."""
-    out = {k: r.get(k) for k in KEYS}
-    if r.get("space") not in ("global", "const"):
-        out["address"] = r.get("address")
-    return out
-
-
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_hostile_kernel_ends_the_same_on_both_executors(name, request):
     pytest.importorskip("llvmlite")
@@ -183,7 +111,7 @@ def test_hostile_kernel_ends_the_same_on_both_executors(name, request):
     interp, cpu = _results("interp")[name], _results("cpu")[name]
     assert interp["outcome"] not in ("ok",) and not interp["outcome"].startswith("raw"), interp
     assert cpu["outcome"] not in ("ok",) and not cpu["outcome"].startswith("raw"), cpu
-    assert _where(interp) == _where(cpu), (interp, cpu)
+    assert where(interp) == where(cpu), (interp, cpu)
 
 
 @pytest.mark.skipif(shutil.which("ptxas") is None and not Path("/usr/local/bin/ptxas").exists(),
@@ -198,7 +126,3 @@ def test_every_hostile_kernel_is_legal_ptx(tmp_path):
         if p.returncode:
             bad[name] = p.stderr.strip()
     assert not bad, bad
-
-
-if __name__ == "__main__" and len(sys.argv) == 4 and sys.argv[1] == "--child":
-    _child(sys.argv[2], sys.argv[3])

@@ -13,7 +13,9 @@ import numpy as np
 import pytest
 
 import ptxvm
-from test_interp_kernels import VARIANTS, _tree_sum, kernel
+
+from models.fixture_kernels import VARIANTS, kernel, tree_sum
+from models.ptx_samples import HEAD, PARTIAL
 
 RNG = np.random.default_rng(20261130)
 
@@ -52,7 +54,7 @@ def test_pipeline_double_buffer_sum(variant, chunks):
     acc = np.zeros((blocks, 256), F32)
     for c in range(chunks):                 # each thread adds its chunks in order
         acc = (acc + per_thread[:, c, :]).astype(F32)
-    assert out.view(np.uint32).tolist() == _tree_sum(acc).astype(F32).view(np.uint32).tolist()
+    assert out.view(np.uint32).tolist() == tree_sum(acc).astype(F32).view(np.uint32).tolist()
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -72,42 +74,6 @@ def test_cg_memcpy_async_reverse(variant, n):
     out = np.zeros_like(x)
     kernel("async_copy", "cg_memcpy_async_reverse", variant)(blocks, 128, (x, out, np.int32(n)), shared_mem=4 * n)
     assert out.tolist() == x.reshape(blocks, n)[:, ::-1].reshape(-1).tolist()
-
-
-HEAD = ".version 8.0\n.target sm_80\n.address_size 64\n"
-
-# Thread t copies 16 bytes from in + 16 t with src-size t % 17 (0..16) (or with ignore-src = t odd),
-# then stores the 16 shared bytes to out + 16 t.
-PARTIAL = HEAD + """
-.visible .entry k(.param .u64 pin, .param .u64 pout, .param .u32 mode)
-{
-  .reg .pred %p<3>;
-  .reg .b32 %r<12>;
-  .reg .b64 %rd<8>;
-  .shared .align 16 .b8 buf[2048];
-  mov.u32 %r1, %tid.x;
-  ld.param.u64 %rd1, [pin];
-  ld.param.u64 %rd2, [pout];
-  ld.param.u32 %r9, [mode];
-  mul.wide.u32 %rd3, %r1, 16;
-  add.s64 %rd4, %rd1, %rd3;
-  shl.b32 %r2, %r1, 4;
-  mov.u32 %r3, buf;
-  add.s32 %r4, %r3, %r2;
-  rem.u32 %r5, %r1, 17;
-  and.b32 %r6, %r1, 1;
-  setp.eq.u32 %p1, %r6, 1;
-  setp.eq.u32 %p2, %r9, 0;
-  @%p2 cp.async.cg.shared.global [%r4], [%rd4], 16, %r5;
-  @!%p2 cp.async.ca.shared.global [%r4], [%rd4], 16, %p1;
-  cp.async.commit_group;
-  cp.async.wait_all;
-  ld.shared.v4.u32 {%r7, %r8, %r10, %r11}, [%r4];
-  add.s64 %rd5, %rd2, %rd3;
-  st.global.v4.u32 [%rd5], {%r7, %r8, %r10, %r11};
-  ret;
-}
-"""
 
 
 @pytest.mark.parametrize("mode", [0, 1])

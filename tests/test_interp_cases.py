@@ -13,7 +13,8 @@ import pytest
 
 import ptxvm
 from ptxvm.driver.api import default_device
-from test_interp_kernels import VARIANTS, _module, _round_f32, _tree_sum, _ulp_distance, _warp_bits, kernel
+
+from models.fixture_kernels import VARIANTS, fixture_module, kernel, round_f32, tree_sum, ulp_distance, warp_bits
 
 RNG = np.random.default_rng(20240611)
 F32 = np.float32
@@ -21,7 +22,7 @@ F32 = np.float32
 
 def _fma32(a, b, c) -> np.float32:
     """fma.rn.f32 modelled exactly: the f32 nearest to a*b+c computed over the rationals."""
-    return _round_f32(Fraction(float(a)) * Fraction(float(b)) + Fraction(float(c)))
+    return round_f32(Fraction(float(a)) * Fraction(float(b)) + Fraction(float(c)))
 
 
 def _mac(a, b, acc, variant: str) -> np.float32:
@@ -38,7 +39,7 @@ def _rand_u32(n: int) -> np.ndarray:
 
 def _set_global(stem: str, symbol: str, data: np.ndarray, variant: str = "sm80") -> None:
     """cudaMemcpyToSymbol: write a module variable (``__constant__``/``__device__``) in place."""
-    mod = _module(stem, variant)
+    mod = fixture_module(stem, variant)
     dev = default_device()
     addr = dev.image(mod).addresses[symbol]
     alloc = dev.memory.find(addr)
@@ -62,7 +63,7 @@ def _block_sum_dynamic(variant="sm80"):
     v = (F32(0) + p[:, 0]) + p[:, 1]       # v = 0; v += in[i]; v += in[i + B]
     # shared tree for stride > 32, then the volatile warp tail: every step reads the old
     # neighbour values (lock-step warp), so lane 0 sees exactly the halving tree
-    assert np.array_equal(out, _tree_sum(v))
+    assert np.array_equal(out, tree_sum(v))
 
 
 def test_block_sum_dynamic_shared_mem():
@@ -92,7 +93,7 @@ def test_dot_product_fma_chains_tree_and_block_atomics():
         for i in range(t, n, blocks * B):
             acc = _fma32(a[i], b[i], acc)
         tmp[t] = acc
-    partial = _tree_sum(tmp.reshape(blocks, B))
+    partial = tree_sum(tmp.reshape(blocks, B))
     expect = F32(0.25)
     for p in partial:                  # one float atomicAdd per block, applied in block order
         expect = F32(expect + p)
@@ -188,10 +189,10 @@ def test_block_sum_shfl():
     kernel("warp_shuffle", "block_sum_shfl")(blocks, B, (x, out, n))
     padded = np.zeros(blocks * B, F32)
     padded[:n] = x
-    warps = _tree_sum(padded.reshape(-1, 32)).reshape(blocks, B // 32)   # shfl_down tree, lane 0
+    warps = tree_sum(padded.reshape(-1, 32)).reshape(blocks, B // 32)   # shfl_down tree, lane 0
     second = np.zeros((blocks, 32), F32)
     second[:, :B // 32] = warps
-    assert np.array_equal(out, _tree_sum(second))
+    assert np.array_equal(out, tree_sum(second))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -223,7 +224,7 @@ def test_active_mask_divergent():
     x[32:64] = 1                                 # one where all do
     mask, active = np.full(n, 5, np.uint32), np.full(n, 5, np.int32)
     kernel("warp_vote", "active_mask_divergent")(1, 128, (x, mask, active))
-    bits = _warp_bits(x != 0)
+    bits = warp_bits(x != 0)
     for i in range(n):
         on = x[i] != 0
         assert mask[i] == (bits[i // 32] if on else 0)
@@ -487,7 +488,7 @@ def test_last_block_sum_threadfence_pattern():
         kernel("memory_spaces", "last_block_sum")(blocks, 128, (x, partial, total, n))
         padded = np.zeros(blocks * 128, F32)
         padded[:n] = x
-        tree = _tree_sum(padded.reshape(blocks, 128))
+        tree = tree_sum(padded.reshape(blocks, 128))
         assert np.array_equal(partial, tree)
         assert total[0] == _seq_sum(0, tree, F32)
 
@@ -507,7 +508,7 @@ def test_tile32_sum():
     x = RNG.random(256, dtype=F32)
     out = np.zeros(8, F32)
     kernel("coop_groups", "tile32_sum")(2, 128, (x, out))
-    assert np.array_equal(out, _tree_sum(x.reshape(-1, 32)))
+    assert np.array_equal(out, tree_sum(x.reshape(-1, 32)))
 
 
 def _tile_reduce_ops(variant="sm80"):
@@ -550,10 +551,10 @@ def test_block_sum_cg():
     padded = np.zeros(blocks * B, F32)
     padded[:n] = x
     # cg::reduce(plus<float>) is a shfl.bfly butterfly with offsets 16..1: lane 0 sees the tree
-    warps = _tree_sum(padded.reshape(-1, 32)).reshape(blocks, B // 32)
+    warps = tree_sum(padded.reshape(-1, 32)).reshape(blocks, B // 32)
     second = np.zeros((blocks, 32), F32)
     second[:, :B // 32] = warps
-    assert np.array_equal(out, _tree_sum(second))
+    assert np.array_equal(out, tree_sum(second))
 
 
 def test_coalesced_rank():
@@ -798,7 +799,7 @@ def test_float_math_more_within_cuda_ulp_bounds():
             np.array([math.erf(v) for v in xd]), np.hypot(xd, yd)]
     bounds = [2, 3, 2, 1, 2, 1, 2, 3]
     for k, (ref, ulps) in enumerate(zip(refs, bounds)):
-        assert _ulp_distance(o[:, k], ref.astype(F32)).max() <= ulps + 1, k
+        assert ulp_distance(o[:, k], ref.astype(F32)).max() <= ulps + 1, k
 
 
 def test_rounding_conversions_exact():
@@ -946,7 +947,7 @@ def _cluster_pair_sum(variant):
     x = RNG.random(blocks * 256, dtype=F32)
     out = np.zeros(blocks, F32)
     kernel("sync_primitives", "cluster_pair_sum", variant)(blocks, 256, (x, out))
-    s = _tree_sum(x.reshape(blocks, 256))
+    s = tree_sum(x.reshape(blocks, 256))
     if variant == "sm90":           # clusters of 2: own sum + peer's sum through DSMEM
         assert np.array_equal(out, s + s.reshape(-1, 2)[:, ::-1].reshape(-1))
     else:

@@ -4,35 +4,16 @@ checked against numpy models written from the CUDA sources' comments."""
 from __future__ import annotations
 
 import struct
-import warnings
 from fractions import Fraction
-from functools import cache
 
 import numpy as np
 import pytest
 
 import ptxvm
-from models.fixtures import FIXTURES
+
+from models.fixture_kernels import VARIANTS, round_f32, tree_sum, ulp_distance, warp_bits, kernel
 
 RNG = np.random.default_rng(12345)
-
-
-@cache
-def _module(stem: str, variant: str = "sm80") -> ptxvm.Module:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return ptxvm.Module.from_file(FIXTURES / "nvcc" / variant / f"{stem}.ptx")
-
-
-def kernel(stem: str, name: str, variant: str = "sm80"):
-    mod = _module(stem, variant)
-    mangled = f"_Z{len(name)}{name}"
-    hits = [k for k in mod.kernels if k.startswith(mangled)]
-    assert len(hits) == 1, (name, list(mod.kernels))
-    return mod[hits[0]]
-
-
-VARIANTS = ["sm80", "sm90", "sm80-lineinfo", "sm80-G"]
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -44,21 +25,12 @@ def test_vector_add(variant):
     assert np.array_equal(c, a + b)
 
 
-def _round_f32(q: Fraction) -> np.float32:
-    """The f32 nearest to the exact rational ``q`` (ties to even): an independent fma model."""
-    r = np.float32(float(q))
-    cands = [r, np.nextafter(r, np.float32(np.inf)), np.nextafter(r, np.float32(-np.inf))]
-    def key(c):
-        return (abs(Fraction(float(c)) - q), int(np.asarray(c).view(np.uint32)) & 1)
-    return min(cands, key=key)
-
-
 def test_saxpy_numba_style_launch_fused_multiply_add():
     n = 777
     x, y = RNG.random(n, dtype=np.float32), RNG.random(n, dtype=np.float32)
     y_run = y.copy()
     kernel("elementwise", "saxpy")[4, 256](n, 2.5, x, y_run)     # nvcc fuses alpha*x+y: fma.rn.f32
-    expect = [_round_f32(Fraction(2.5) * Fraction(float(xi)) + Fraction(float(yi))) for xi, yi in zip(x, y)]
+    expect = [round_f32(Fraction(2.5) * Fraction(float(xi)) + Fraction(float(yi))) for xi, yi in zip(x, y)]
     assert np.array_equal(y_run, np.array(expect, dtype=np.float32))
 
 
@@ -86,7 +58,7 @@ def test_affine_struct_param_by_value():
     p = struct.pack("<ffiid", 1.5, -0.25, n, stride, 0.125)
     kernel("elementwise", "affine_struct_param")(1, 128, (p, src, out))
     # nvcc: fma.rn.f32(scale, x, shift), then add.f32 of (float)bias
-    fused = np.array([_round_f32(Fraction(1.5) * Fraction(float(v)) + Fraction(-0.25)) for v in src[::stride]],
+    fused = np.array([round_f32(Fraction(1.5) * Fraction(float(v)) + Fraction(-0.25)) for v in src[::stride]],
                      dtype=np.float32)
     assert np.array_equal(out, fused + np.float32(0.125))
 
@@ -130,14 +102,6 @@ def test_transpose_tiled_shared_memory_and_barriers():
     assert np.array_equal(out, a.T)
 
 
-def _tree_sum(x: np.ndarray) -> np.ndarray:
-    """The CUDA kernels' shared-memory tree: s[t] += s[t + stride], stride halving."""
-    while x.shape[1] > 1:
-        h = x.shape[1] // 2
-        x = x[:, :h] + x[:, h:2 * h]
-    return x[:, 0]
-
-
 def test_block_sum_static():
     n, blocks = 1000, 4
     x = RNG.random(n, dtype=np.float32)
@@ -145,7 +109,7 @@ def test_block_sum_static():
     kernel("reductions", "block_sum_static")(blocks, 256, (x, out, n))
     padded = np.zeros(blocks * 256, np.float32)
     padded[:n] = x
-    assert np.array_equal(out, _tree_sum(padded.reshape(blocks, 256)))
+    assert np.array_equal(out, tree_sum(padded.reshape(blocks, 256)))
 
 
 def test_warp_shuffles():
@@ -206,8 +170,8 @@ def test_noinline_calls_and_recursion():
     kernel("calls", "noinline_calls")(2, 64, (x, out, a, bb, g, n))
     assert np.array_equal(g, [math.gcd(int(p), int(q)) for p, q in zip(a, bb)])
     # poly3 = ((a*x + b)*x + c)*x with a=1, b=-2, c=3: nvcc fuses the first two steps into fma.rn.f32
-    t = np.array([_round_f32(Fraction(float(v)) + Fraction(-2)) for v in x], dtype=np.float32)
-    t = np.array([_round_f32(Fraction(float(p)) * Fraction(float(v)) + Fraction(3)) for p, v in zip(t, x)],
+    t = np.array([round_f32(Fraction(float(v)) + Fraction(-2)) for v in x], dtype=np.float32)
+    t = np.array([round_f32(Fraction(float(p)) * Fraction(float(v)) + Fraction(3)) for p, v in zip(t, x)],
                  dtype=np.float32)
     assert np.array_equal(out, t * x)
 
@@ -239,11 +203,6 @@ def test_device_assert_reports_message_and_location():
     assert e.value.thread == (5, 0, 0)
 
 
-def _warp_bits(pred: np.ndarray) -> np.ndarray:
-    w = pred.reshape(-1, 32).astype(np.uint64)
-    return (w << np.arange(32, dtype=np.uint64)).sum(axis=1).astype(np.uint32)
-
-
 def test_vote_ballot_any_all():
     n = 128
     x = RNG.integers(-5, 5, n, dtype=np.int32)
@@ -252,7 +211,7 @@ def test_vote_ballot_any_all():
     ballot, any_, all_ = np.zeros(4, np.uint32), np.zeros(4, np.int32), np.zeros(4, np.int32)
     kernel("warp_vote", "vote_ballot_any_all")(1, 128, (x, ballot, any_, all_))
     p = (x > 0).reshape(-1, 32)
-    assert np.array_equal(ballot, _warp_bits(x > 0))
+    assert np.array_equal(ballot, warp_bits(x > 0))
     assert np.array_equal(any_, p.any(axis=1)) and np.array_equal(all_, p.all(axis=1))
 
 
@@ -286,16 +245,6 @@ def test_warp_redux():
         assert list(out_s[2 * w:2 * w + 2]) == [b.min(), b.max()]
 
 
-def _ulp_distance(got: np.ndarray, ref: np.ndarray) -> np.ndarray:
-    """ULPs between two float arrays of one type (monotone integer mapping of the bits)."""
-    bits = {np.float32: (np.int32, 0x7FFFFFFF), np.float64: (np.int64, 0x7FFFFFFFFFFFFFFF)}
-    it, mask = bits[got.dtype.type]
-    def key(x):
-        i = x.view(it).astype(object)
-        return np.array([v if v >= 0 else -(v & mask) for v in i], dtype=object)
-    return np.abs(key(got) - key(ref.astype(got.dtype)))
-
-
 def test_float_math_library_within_cuda_ulp_bounds():
     # The interpreter runs libdevice's instruction sequences exactly; the results must lie within
     # the maximum ULP errors the CUDA C Programming Guide documents for these functions.
@@ -312,7 +261,7 @@ def test_float_math_library_within_cuda_ulp_bounds():
         ref32 = ref.astype(np.float32)
         if k == 4:
             ref32 = np.log(np.abs(x) + np.float32(1)).astype(np.float64).astype(np.float32)
-        assert _ulp_distance(o[:, k], ref32).max() <= ulps + 1, k
+        assert ulp_distance(o[:, k], ref32).max() <= ulps + 1, k
 
 
 def test_division_reciprocal_fma_exactly():
@@ -323,7 +272,7 @@ def test_division_reciprocal_fma_exactly():
     kernel("math_precise", "div_fma")(2, 128, (a, b, c, q, r, f, dq, df, cs, n))
     assert np.array_equal(q, a / b)                       # div.rn.f32: correctly rounded
     assert np.array_equal(r, np.float32(1) / b)           # rcp.rn.f32
-    assert np.array_equal(f, [_round_f32(Fraction(float(x)) * Fraction(float(y)) + Fraction(float(z)))
+    assert np.array_equal(f, [round_f32(Fraction(float(x)) * Fraction(float(y)) + Fraction(float(z)))
                               for x, y, z in zip(a, b, c)])
     assert np.array_equal(dq, a.astype(np.float64) / b.astype(np.float64))
     assert np.array_equal(df, [float(Fraction(float(x)) * Fraction(float(y)) + Fraction(float(z)))
@@ -395,4 +344,4 @@ def test_double_math_library_within_cuda_ulp_bounds():
     o = out.reshape(n, 6)
     refs = [np.sin(x), np.cos(x), np.exp(x), np.log(np.abs(x) + 1.0), np.sqrt(np.abs(x)), np.abs(x) ** 0.3]
     for k, (ref, ulps) in enumerate(zip(refs, [2, 2, 1, 1, 0, 2])):
-        assert _ulp_distance(o[:, k], ref).max() <= ulps + 1, k      # +1: numpy's own rounding
+        assert ulp_distance(o[:, k], ref).max() <= ulps + 1, k      # +1: numpy's own rounding

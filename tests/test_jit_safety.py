@@ -112,8 +112,7 @@ def test_hostile_offsets_and_sizes_fuzzed_on_both_executors():
     drawn at random: both executors in child processes, the same outcome and place."""
     import random
 
-    sys.path.insert(0, str(ROOT / "tests"))
-    import test_hostile as th
+    from models import hostile as th
     rng = random.Random(12)
     cases = {}
     for i in range(60):
@@ -121,19 +120,19 @@ def test_hostile_offsets_and_sizes_fuzzed_on_both_executors():
         n = rng.choice([4, 16, 64, 256])
         kind = rng.choice(["shared", "local", "param", "generic_shared"])
         if kind == "shared":
-            text = th._entry(f"mov.u32 %r3, s;\nld.shared.u32 %r1, [%r3+{off}];", decls=f".shared .align 4 .b8 s[{n}];\n")
+            text = th.entry(f"mov.u32 %r3, s;\nld.shared.u32 %r1, [%r3+{off}];", decls=f".shared .align 4 .b8 s[{n}];\n")
         elif kind == "local":
-            text = th._entry(f"mov.u64 %rd2, buf;\nld.local.u32 %r1, [%rd2+{off}];",
+            text = th.entry(f"mov.u64 %rd2, buf;\nld.local.u32 %r1, [%rd2+{off}];",
                              decls=f".local .align 4 .b8 buf[{n}];\n")
         elif kind == "param":
-            text = th._entry(f"ld.param.u32 %r1, [pout+{off}];")
+            text = th.entry(f"ld.param.u32 %r1, [pout+{off}];")
         else:
-            text = th._entry(f"mov.u64 %rd2, s;\ncvta.shared.u64 %rd3, %rd2;\nld.u32 %r1, [%rd3+{off}];",
+            text = th.entry(f"mov.u64 %rd2, s;\ncvta.shared.u64 %rd3, %rd2;\nld.u32 %r1, [%rd3+{off}];",
                              decls=f".shared .align 4 .b8 s[{n}];\n")
         cases[f"fuzz_{i}_{kind}"] = (text, 1, rng.choice([1, 32]), ("out",), 0)
     for depth in (100, 300, 1000, 3000):
-        cases[f"fuzz_recursion_{depth}"] = (th._recursion(rng.choice([1024, 8192, 65536]), depth), 2, 2, ("out",), 0)
+        cases[f"fuzz_recursion_{depth}"] = (th.recursion(rng.choice([1024, 8192, 65536]), depth), 2, 2, ("out",), 0)
     interp = th.run_cases("interp", cases)
     cpu = th.run_cases("cpu", cases)
-    wrong = {k: (interp[k], cpu[k]) for k in cases if th._where(interp[k]) != th._where(cpu[k])}
+    wrong = {k: (interp[k], cpu[k]) for k in cases if th.where(interp[k]) != th.where(cpu[k])}
     assert not wrong, wrong

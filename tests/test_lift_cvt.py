@@ -1,4 +1,4 @@
-"""LLVM ``cvt`` emitters (ptxvm.lift.cvt) against an independent exact model.
+"""LLVM ``cvt`` emitters (ptxvm.lift.semantics.cvt) against an independent exact model.
 
 The model works on Python ints and ``fractions.Fraction``: it decodes the source bits,
 computes the exact value, rounds it by hand (IEEE 754 rounding-direction attributes,
@@ -24,7 +24,7 @@ from models.lift_harness import elementwise
 from llvmlite import ir
 
 from ptxvm import UnsupportedError
-from ptxvm.lift import cvt as C
+from ptxvm.lift.semantics import cvt as C
 
 # ---------------------------------------------------------------------------
 # exact model

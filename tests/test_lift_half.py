@@ -20,12 +20,13 @@ from fractions import Fraction
 import numpy as np
 import pytest
 from llvmlite import ir
-from test_lift_cvt import dec, enc, m_sat, multi
 
 from ptxvm import UnsupportedError
 from ptxvm.lift.semantics import half as H
 
+from models.cvt import dec, enc, m_sat
 from models.half import BF16_EDGES, CMP, F16_EDGES
+from models.lift_harness import multi
 
 TYPES = ["f16", "bf16"]
 NAN = 0x7FFF

@@ -114,3 +114,36 @@ def elementwise(emit: Callable[..., ir.Value], in_types: Sequence[str], out_type
 
     call.llvm_ir = str(mod)   # type: ignore[attr-defined]
     return call
+
+
+def multi(variants, in_types, opt: int = 0):
+    """JIT ``f(which, *xs)`` = ``variants[which](b, *xs)`` zero-extended to u64 (switch dispatch)."""
+    def emit(b: ir.IRBuilder, which, *xs):
+        fn = b.function
+        merge, dflt = fn.append_basic_block("merge"), fn.append_basic_block("dflt")
+        sw = b.switch(which, dflt)
+        res = []
+        for k, v in enumerate(variants):
+            blk = fn.append_basic_block(f"v{k}")
+            sw.add_case(ir.Constant(which.type, k), blk)
+            b.position_at_end(blk)
+            r = v(b, *xs)
+            if isinstance(r.type, (ir.FloatType, ir.DoubleType)):
+                r = b.bitcast(r, ir.IntType(32 if isinstance(r.type, ir.FloatType) else 64))
+            if r.type.width < 64:
+                r = b.zext(r, ir.IntType(64))
+            res.append((r, b.block))
+            b.branch(merge)
+        b.position_at_end(dflt)
+        b.branch(merge)
+        b.position_at_end(merge)
+        phi = b.phi(ir.IntType(64))
+        for r, blk in res:
+            phi.add_incoming(r, blk)
+        phi.add_incoming(ir.Constant(ir.IntType(64), 0), dflt)
+        return phi
+    f = elementwise(emit, ["u32"] + list(in_types), "u64", opt=opt)
+
+    def run(k: int, *arrays) -> list[int]:
+        return [int(v) for v in f(np.full(len(arrays[0]), k, np.uint32), *arrays)]
+    return run
