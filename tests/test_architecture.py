@@ -47,11 +47,11 @@ KNOWN_DEBT = frozenset({
 
 
 def _stage(module: str) -> str:
-    """``ptxvm.jit.host`` -> ``jit``; ``ptxvm.cli_run`` -> ``cli``; ``ptxvm.isa`` -> ``isa``."""
+    """``ptxvm.jit.host`` -> ``jit``; ``ptxvm.cli.run`` -> ``cli``; ``ptxvm.isa`` -> ``isa``."""
     parts = module.split(".")
     if len(parts) == 1:
         return ""
-    return "cli" if parts[1].startswith(("cli", "__main__")) else parts[1]
+    return "cli" if parts[1] in ("cli", "__main__") else parts[1]     # the cli/ package and `python -m ptxvm`
 
 
 def _imports(path: Path) -> list[tuple[str, str]]:

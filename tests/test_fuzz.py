@@ -30,13 +30,9 @@ from ptxvm.testing.ptxgen import (
     kernels,
     run_on,
 )
-from ptxvm.testing.ptxgen_isa import arith_variants
-from ptxvm.testing.ptxgen_program import Imm, Inst, Layout
-from ptxvm.testing.ptxgen_refusals import (
-    REFUSED_TEMPLATES,
-    interp_known_wrong,
-    interp_refuses,
-)
+from ptxvm.testing.ptxgen.isa import arith_variants
+from ptxvm.testing.ptxgen.program import Imm, Inst, Layout
+from ptxvm.testing.ptxgen.refusals import REFUSED_TEMPLATES, interp_known_wrong, interp_refuses
 
 FUZZ = settings(deadline=None, derandomize=True, database=None, print_blob=False,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -226,7 +222,7 @@ def test_generated_kernels_parse_verify_and_are_deterministic() -> None:
 
 def test_disagreement_is_reported_with_program_and_location() -> None:
     """The comparator finds a flipped bit and names the register and thread it belongs to."""
-    from ptxvm.testing.ptxgen_compare import compare_runs
+    from ptxvm.testing.ptxgen.compare import compare_runs
     gk = build_kernel((), Layout((1, 1, 1), (32, 1, 1)), seed=7)
     good = run_on(gk, "interp")
     bad = tuple(np.array(a, copy=True) for a in good)
@@ -241,8 +237,8 @@ def test_disagreement_is_reported_with_program_and_location() -> None:
 def test_approx_records_are_compared_within_the_isa_bound() -> None:
     """sin.approx.f32 results may differ by the ISA's absolute error bound, not more;
     a source that differs is always a mismatch."""
-    from ptxvm.testing.ptxgen_compare import compare_runs
-    from ptxvm.testing.ptxgen_program import Approx
+    from ptxvm.testing.ptxgen.compare import compare_runs
+    from ptxvm.testing.ptxgen.program import Approx
     sin = next(v for v in arith_variants() if v.opcode == "sin")
     gk = build_kernel((Approx(Inst(sin, sin.combos[0], (0, 0))),), Layout((1, 1, 1), (32, 1, 1)), seed=3)
     assert gk.approx and gk.approx_ops == ("sin",) and gk.outputs == (1, 2, 3)
@@ -355,7 +351,7 @@ def test_reproductions_are_the_excluded_forms(body) -> None:
 
 def test_single_instruction_kernel_for_every_usable_template_renders() -> None:
     """Every usable template renders to PTX the verifier accepts (one instruction, register operands)."""
-    from ptxvm.testing.ptxgen_kernel import render_kernel
+    from ptxvm.testing.ptxgen.kernel import render_kernel
     layout = Layout((1, 1, 1), (32, 1, 1))
     bodies = []
     for v in arith_variants():
@@ -375,9 +371,9 @@ def test_single_instruction_kernel_for_every_usable_template_renders() -> None:
 def _partial_warp_kernels(draw):
     """Kernels of arithmetic and warp operations run by the first k lanes of each warp only."""
     from ptxvm.testing.ptxgen import GRIDS, BLOCKS, build_kernel
-    from ptxvm.testing.ptxgen_program import Layout
-    from ptxvm.testing.ptxgen_strategies import inst
-    from ptxvm.testing.ptxgen_strategies_mem import partial_warp
+    from ptxvm.testing.ptxgen.program import Layout
+    from ptxvm.testing.ptxgen.strategies import inst
+    from ptxvm.testing.ptxgen.strategies_mem import partial_warp
     chunks = [draw(partial_warp())] + draw(st.lists(st.one_of(partial_warp(), inst()), max_size=7))
     layout = Layout(draw(st.sampled_from(GRIDS)), draw(st.sampled_from(BLOCKS)))
     return build_kernel(tuple(chunks), layout, draw(st.integers(0, 2**32 - 1)))

@@ -126,6 +126,8 @@ def _lowest_pc(b: Batch, runnable: np.ndarray, pcs: np.ndarray) -> int:
         level += 1
 
 
+# size: the interpreter's scheduling loop; pc, lanes and the runnable mask stay locals shared by
+# its branches, which split would travel through a state object on every step of the hot loop.
 def _run_batch(program: Program, b: Batch, max_steps: int) -> None:
     ops = program.ops
     n_ops = len(ops)

@@ -297,6 +297,8 @@ class Verifier:
         elif callee is None or not isinstance(callee, Register):
             self.error("`call` needs a function name or a register holding a function's address", ins.span)
 
+    # size: one short branch per operand role kind (pair, destination, address, vector, immediate,
+    # label), all reading the same decoded form; a dispatch table would scatter one rule set.
     def _check_role(self, ins, op, role: isa.OperandRole, d: isa.Decoded, scope, ctx, width) -> None:
         kind = role.kind
         if isinstance(op, Pair) and not (kind is isa.RoleKind.DST and role.pair):

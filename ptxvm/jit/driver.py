@@ -29,6 +29,8 @@ def _loop(fn: ir.Function, b: ir.IRBuilder, count: ir.Value, body, name: str) ->
     b.position_at_end(done)
 
 
+# size: a generated-IR builder: its blocks are tied by phis and shared values, so split every
+# helper would take a dozen IR values and the control flow would no longer read in one place.
 def _release_warps_ir(fn: ir.Function, b: ir.IRBuilder, base, stride, first, tpc, slots) -> None:
     """Per warp of the CTA: the lanes stopped at one warp-exchange site take part (as the
     executor's ``_release_warps``): their published values go to the warp's exchange snapshot,
@@ -58,6 +60,7 @@ def _release_warps_ir(fn: ir.Function, b: ir.IRBuilder, base, stride, first, tpc
     def at_warp(inb, thr):
         return b.and_(inb, b.icmp_unsigned("==", b.load(field_ptr(b, thr, L.T_STATE, I32)), I32(L.State.WARP)))
 
+    # size: the body of the per-warp IR loop of _release_warps_ir, tied to it by phis.
     def per_warp(w):
         # Long (why): the release steps of one warp in order (scan, choose the site, mask,
         # release), sharing the warp's index and slots; see the docstring above.
@@ -157,6 +160,7 @@ def _warp_key(b: ir.IRBuilder, thr) -> ir.Value:
     return b.select(lockstep, site, b.add(site, I32(1 << 30)))
 
 
+# size: the generated driver loop (see _release_warps_ir): blocks tied by phis and shared values.
 def add_driver(llmod: ir.Module, kernel: ir.Function, record_bytes: int, name: str = "ptxvm_run") -> ir.Function:
     """``i32 ptxvm_run(ctx, records, n, stride, first_thread, first_round)``: run the threads of
     whole CTAs (``n`` threads, a multiple of the CTA size) to their next stops.

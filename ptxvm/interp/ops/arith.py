@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 
 from ...ir.types import ScalarType
-from .. import intops, numerics as num
+from ..numerics import intops
+from .. import numerics as num
 from ..program import numpy_dtype, reader, writer
 from ..state import UINT
 from . import impl

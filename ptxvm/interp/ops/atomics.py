@@ -35,7 +35,7 @@ def _atom(ctx: CompileContext, ins: ir.Instruction):
         if op not in ("add", "min", "max", "exch", "cas"):
             raise ctx.unsupported(ins, "(half precision atomics) is not executable yet")
         if op in ("add", "min", "max"):
-            from .. import half
+            from ..numerics import half
             fn = {"add": half.add, "min": half.min_, "max": half.max_}[op]
             ut = UINT[t.bits]
 

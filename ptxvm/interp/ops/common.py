@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...ir.types import ScalarType
-from .. import half
+from ..numerics import half
 from ..program import CompileContext, numpy_dtype, reader, writer
 from ..state import UINT
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from ...ir.types import ScalarType
-from .. import half, numerics as num
+from ..numerics import half
+from .. import numerics as num
 from ..program import reader, writer
 from . import impl
 from .common import _HALF_TYPES, _view

@@ -6,7 +6,8 @@ import numpy as np
 
 from ...ir import nodes as ir
 from ...ir.types import ScalarType
-from .. import half, numerics as num
+from ..numerics import half
+from .. import numerics as num
 from ..program import CompileContext, numpy_dtype, reader, writer
 from ..state import FLOAT, SINT, UINT
 from . import impl
@@ -63,7 +64,7 @@ def scalar_cvt(dst_t: ScalarType, src_t: ScalarType, rnd: str | None = None, *, 
     ``.relu``/``.satfinite`` apply to f16/bf16 destinations from a float source (PTX ISA
     9.0 §9.7.9.21 "Saturation modifier"); elsewhere they are refused rather than ignored.
     An integer rounding on a float -> float conversion rounds to an integral value first
-    (numerics_cvt / half.py)."""
+    (cvt / half.py)."""
     d, s_ = dst_t.value, src_t.value
     dk, sk = dst_t.kind, src_t.kind
     out_u = UINT[max(dst_t.bits, 8)]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...ir.types import ScalarType
-from .. import intops
+from ..numerics import intops
 from ..program import writer
 from ..state import UINT
 from . import impl

@@ -6,7 +6,7 @@ import numpy as np
 
 from ...ir import nodes as ir
 from ...ir.types import ScalarType
-from .. import intops
+from ..numerics import intops
 from ..program import reader, writer
 from ..state import SINT, UINT
 from . import impl

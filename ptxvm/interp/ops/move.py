@@ -6,7 +6,7 @@ import numpy as np
 
 from ...ir import nodes as ir
 from ...ir.types import ScalarType
-from .. import intops
+from ..numerics import intops
 from ..program import CompileContext, reader, writer
 from ..state import UINT
 from . import impl

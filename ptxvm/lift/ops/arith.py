@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ...ir import nodes as ptx
 from ...ir.types import ScalarType
-from .. import intops as X
+from ..semantics import intops as X
 from ..function import FunctionLowering
 from . import lowers
 from .common import _mode, _signed, _simple, _t

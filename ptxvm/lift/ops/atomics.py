@@ -74,7 +74,7 @@ def _float_atomic(fl, ins, t, op, p, ity, vals):
         res = b.cmpxchg(p, to_bits(b, vals[0], t), to_bits(b, vals[1], t), "seq_cst", "seq_cst")
         return b.extract_value(res, 0)
     if t.value in _HALF:
-        from .. import half
+        from ..semantics import half
         fn = {"add": lambda x, y: half.hadd(b, x, y, type=t.value),
               "min": lambda x, y: half.hmin(b, x, y, type=t.value),
               "max": lambda x, y: half.hmax(b, x, y, type=t.value)}.get(op)
@@ -82,7 +82,7 @@ def _float_atomic(fl, ins, t, op, p, ity, vals):
             raise fl.unsupported(ins, "(half precision atomic) has no LLVM lowering")
         return _cas_loop(fl, p, ity, lambda old: fn(old, vals[0]))
     if op == "add":
-        from .. import fp    # the same rounding and NaN policy as add.f32/add.f64
+        from ..semantics import fp    # the same rounding and NaN policy as add.f32/add.f64
         return _cas_loop(fl, p, ity, lambda old: to_bits(b, fp.fadd(b, to_value(b, old, t), vals[0]), t))
     if op in ("min", "max"):
         name = "llvm.minnum" if op == "min" else "llvm.maxnum"

@@ -87,10 +87,10 @@ def _set(fl, ins):
     if st.kind == "f":
         cmp = ins.mod("cmp_float")
         if st in (ScalarType.F32, ScalarType.F64):
-            from .. import fp
+            from ..semantics import fp
             p = fp.fcompare(b, x, y, cmp, ftz="ftz" in ins.modifiers)
         else:
-            from .. import half
+            from ..semantics import half
             p = half.hcompare(b, x, y, cmp, type=st.value, ftz="ftz" in ins.modifiers)
     else:
         p = int_compare(fl, ins.mod("cmp_int") or ins.mod("cmp_bit"), st, x, y)
@@ -116,7 +116,7 @@ def _slct(fl, ins):
     c = fl.read(ins.operands[3], ct)
     if ct is ScalarType.F32:
         if "ftz" in ins.modifiers:
-            from ..fp_core import flush
+            from ..semantics.fp_core import flush
             c = flush(b, c)
         ok = b.fcmp_ordered(">=", c, ir.Constant(ir.FloatType(), 0.0))
     else:
@@ -133,10 +133,10 @@ def lower_setp_float(fl: FunctionLowering, ins: ptx.Instruction) -> None:
     x, y = fl.read(a, t), fl.read(c, t)
     ftz = "ftz" in ins.modifiers
     if t in (ScalarType.F32, ScalarType.F64):
-        from .. import fp
+        from ..semantics import fp
         write_pair(fl, dst, fp.fcompare(fl.b, x, y, cmp, ftz=ftz), third, ins)
         return
-    from .. import half
+    from ..semantics import half
     from .compare import combine
     r = half.hcompare(fl.b, x, y, cmp, type=t.value, ftz=ftz)
     if isinstance(r, tuple):       # x2: d|p get the low and high element's results

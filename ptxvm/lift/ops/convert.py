@@ -8,7 +8,7 @@ from . import lowers
 
 
 def lower_cvt(fl: FunctionLowering, ins: ptx.Instruction) -> None:
-    from .. import cvt
+    from ..semantics import cvt
     dst_t = ins.types[0]
     src_t = ins.types[1] if len(ins.types) > 1 else dst_t
     ops = ins.operands

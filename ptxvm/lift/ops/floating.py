@@ -36,7 +36,7 @@ def lower_float(fl: FunctionLowering, ins: ptx.Instruction) -> None:
         raise fl.unsupported(ins, f"has no LLVM lowering for type combination {'.'.join(x.value for x in ins.types)}")
     if t in HALF:
         return _lower_half(fl, ins, t)
-    from .. import fp
+    from ..semantics import fp
     op = ins.opcode
     ops = ins.operands
     d = ops[0]
@@ -86,7 +86,7 @@ def _lower_f32_split(fl: FunctionLowering, ins: ptx.Instruction) -> None:
     element 0 in the low 32 bits) and mixed precision ``.f32.{f16,bf16}`` (§9.7.5: every
     source but the last is half precision, converted exactly to f32, then one f32 operation)."""
     from llvmlite import ir
-    from .. import cvt, fp
+    from ..semantics import cvt, fp
     b = fl.b
     op = ins.opcode
     d, *src_ops = ins.operands
@@ -109,7 +109,7 @@ def _lower_f32_split(fl: FunctionLowering, ins: ptx.Instruction) -> None:
 
 
 def _lower_half(fl: FunctionLowering, ins: ptx.Instruction, t: ScalarType) -> None:
-    from .. import half
+    from ..semantics import half
     op = ins.opcode
     d, *src_ops = ins.operands
     srcs = [fl.read(o, t) for o in src_ops]
@@ -135,7 +135,7 @@ def _lower_half(fl: FunctionLowering, ins: ptx.Instruction, t: ScalarType) -> No
 
 @lowers("testp")
 def _testp(fl: FunctionLowering, ins: ptx.Instruction) -> None:
-    from .. import fp
+    from ..semantics import fp
     t = ins.types[0]
     d, a = ins.operands
     fl.write(d, ScalarType.PRED, fp.testp(fl.b, fl.read(a, t), ins.mod("testpop")))
@@ -149,7 +149,7 @@ def _float_only(fl: FunctionLowering, ins: ptx.Instruction) -> None:
 @lowers("rcp.approx.ftz.f64", "rsqrt.approx.ftz.f64")
 def _approx_f64(fl: FunctionLowering, ins: ptx.Instruction) -> None:
     """The f64 approximations are table entries of their own (their type is in the opcode)."""
-    from .. import fp
+    from ..semantics import fp
     d, a = ins.operands
     x = fl.read(a, ScalarType.F64)
     if ins.opcode.startswith("rcp"):

@@ -3,7 +3,7 @@ instructions of §9.7.8) lowered to LLVM IR."""
 
 from __future__ import annotations
 
-from .. import intops as X
+from ..semantics import intops as X
 from . import lowers
 from .common import B32, S32, U32, _mode, _signed, _simple, _t
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ...ir import nodes as ptx
-from .. import intops as X
+from ..semantics import intops as X
 from . import lowers
 from .common import B32, U32, _signed, _simple, _t
 

@@ -6,7 +6,7 @@ from llvmlite import ir
 
 from ...ir import nodes as ptx
 from ...ir.types import ScalarType
-from .. import intops as X
+from ..semantics import intops as X
 from ..function import FunctionLowering, resize
 from . import lowers
 from .common import B32, _simple

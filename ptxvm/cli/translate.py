@@ -1,0 +1,217 @@
+"""`ptxvm translate`: PTX files -> AMD GPU code objects (.hsaco), one per file and target."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+from ..errors import PtxError
+
+EPILOG = """\
+outputs (-o OUT):
+  one FILE and one target: OUT is the code object itself (as with nvcc, ptxas, llc), unless
+  it is a directory or ends with "/"; the --emit-*/--metadata outputs go beside it with their
+  own suffix (OUT.ll, OUT.s, OUT.json, e.g. k.hsaco -> k.ll)
+  otherwise OUT is a directory (default: .), created if needed, holding for each FILE.ptx and
+  each target:
+    FILE.<arch>.hsaco  the code object: every kernel of the file (load with hipModuleLoadData)
+    FILE.<arch>.ll     --emit-llvm: the LLVM IR before optimisation
+    FILE.<arch>.s      --emit-asm: the target assembly
+    FILE.<arch>.json   --metadata: per kernel, arguments (offset, size, kind), kernarg size,
+                       LDS/scratch bytes, register counts, wavefront size (see docs/hip-loading.md)
+
+targets: {targets} (or "all"); files under isa/targets/ describe them. --offload-arch is
+the same option (clang's name for it) and may be repeated.
+
+examples:
+  ptxvm translate k.ptx --arch gfx90a -o k.hsaco                 one code object, named k.hsaco
+  ptxvm translate k.ptx --offload-arch gfx1030 -o k.co --emit-asm  k.co and k.s
+  ptxvm translate tests/fixtures/nvcc/sm80/elementwise.ptx --arch gfx90a -o out/
+  ptxvm translate k.ptx --arch gfx90a,gfx1030 -o out/ --emit-asm --metadata --stats
+  ptxvm translate kernels/*.ptx --arch all -o build/hsaco --keep-going
+
+A file that cannot be translated (an instruction the target does not support, with its
+line) is reported and, with --keep-going, the others still are; the exit status is 1 if
+any translation failed, 2 for a usage error. The code objects are verified structurally
+(ELF header, metadata note, kernel descriptors, argument layout); nothing here runs them on
+a GPU.
+
+Linking code objects needs ld.lld from the ziglang package: pip install 'ptxvm[amdgpu]'.
+Without it, --emit-llvm and --emit-asm still write their outputs; the code objects are
+reported as not written (exit status 1).
+"""
+
+
+def add_parser(sub, fmt) -> None:
+    from ..amdgpu.targets import available
+    p = sub.add_parser("translate", formatter_class=fmt, help="translate PTX to AMD GPU code objects (.hsaco)",
+                       description="Translate every kernel of each PTX file into one AMD GPU code object "
+                                   "per target (code object v5, loadable with hipModuleLoadData).",
+                       epilog=EPILOG.format(targets=", ".join(available())))
+    p.add_argument("files", nargs="+", metavar="FILE.ptx")
+    p.add_argument("--arch", "--offload-arch", required=True, action="append", metavar="GFX[,GFX...]",
+                   help="target(s), comma-separated or repeated, e.g. gfx90a,gfx1030, or all")
+    p.add_argument("-o", "--output", "--output-dir", dest="output", default=None, metavar="OUT",
+                   help="the code object's file for one FILE and one target, else a directory (default: .)")
+    p.add_argument("--emit-llvm", action="store_true", help="also write the LLVM IR (.ll)")
+    p.add_argument("--emit-asm", action="store_true", help="also write the assembly (.s)")
+    p.add_argument("--metadata", action="store_true", help="also write the kernel metadata (.json)")
+    p.add_argument("--stats", action="store_true",
+                   help="print per kernel: instructions, VGPRs/SGPRs/AGPRs, LDS, scratch, waves per SIMD")
+    p.add_argument("--keep-going", action="store_true", help="translate the other files after a failure")
+    p.add_argument("--json", action="store_true", help="print a JSON summary instead of text")
+    p.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
+    p.set_defaults(func=cmd_translate)
+
+
+def _usage(msg: str) -> Exception:
+    from . import _UsageError  # exit status 2, like argparse's own usage errors
+    return _UsageError(msg)
+
+
+def _targets(specs: list[str] | str) -> list[str]:
+    from ..amdgpu.targets import available
+    known = available()
+    spec = ",".join([specs] if isinstance(specs, str) else specs)
+    names: list[str] = []
+    for s in (s.strip() for s in spec.split(",")):
+        if s == "all":
+            names.extend(known)
+        elif s:
+            names.append(s)
+    bad = [n for n in names if n not in known]
+    if bad or not names:
+        raise _usage(f"unknown --arch {', '.join(bad) or repr(spec)}; known targets: "
+                                  f"{', '.join(known)} (or all)")
+    return list(dict.fromkeys(names))
+
+
+SIDE_SUFFIXES = {"llvm": ".ll", "asm": ".s", "metadata": ".json"}
+
+
+class _Outputs:
+    """Where each (file, target)'s outputs go: ``-o`` is the code object's path for one file
+    and one target (its side outputs beside it), else a directory."""
+
+    def __init__(self, spec: str | None, files: list[Path], arches: list[str]) -> None:
+        out = Path(spec if spec is not None else ".")
+        as_dir = spec is None or spec.endswith(("/", os.sep)) or out.is_dir()
+        count = len(files) * len(arches)
+        self.single_file = count == 1 and not as_dir
+        self.path = out
+        if self.single_file:
+            if out.suffix in SIDE_SUFFIXES.values():
+                raise _usage(f"-o {spec}: a code object named like a {out.suffix} output would be overwritten "
+                             f"by it; name it e.g. {out.with_suffix('.hsaco')}")
+            return
+        if not as_dir and (out.exists() or out.suffix == ".hsaco"):
+            raise _usage(f"-o {spec} names a file, but {len(files)} input{'s' if len(files) != 1 else ''} for "
+                         f"{len(arches)} target{'s' if len(arches) != 1 else ''} make {count} code objects: "
+                         f"give a directory (-o DIR/)")
+        stems: dict[str, Path] = {}
+        for f in files:
+            if stems.setdefault(f.stem, f) != f:
+                raise _usage(f"{stems[f.stem]} and {f} would write the same outputs ({f.stem}.*)")
+
+    def prepare(self) -> None:
+        try:
+            (self.path.parent if self.single_file else self.path).mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise _usage(f"cannot create the output directory for -o {self.path}: {exc.strerror or exc}") from None
+
+    def hsaco(self, f: Path, arch: str) -> Path:
+        return self.path if self.single_file else self.path / f"{f.stem}.{arch}.hsaco"
+
+    def side(self, f: Path, arch: str, kind: str) -> Path:
+        suffix = SIDE_SUFFIXES[kind]
+        return self.path.with_suffix(suffix) if self.single_file else self.path / f"{f.stem}.{arch}{suffix}"
+
+
+def _stats_table(path: str, arch: str, stats: dict) -> str:
+    header = (f"  {'kernel':<44} {'instrs':>7} {'VGPR':>5} {'SGPR':>5} {'AGPR':>5} {'LDS':>7} {'scratch':>7} "
+              f"{'waves/SIMD':>10}")
+    rows = [f"{path} [{arch}]", header]
+    for name, s in stats.items():
+        shown = name if len(name) <= 44 else name[:41] + "..."
+        rows.append(f"  {shown:<44} {s['instructions']:>7} {s['vgprs']:>5} {s['sgprs']:>5} {s['agprs']:>5} "
+                    f"{s['lds_bytes']:>7} {s['scratch_bytes']:>7} {s['waves_per_simd']:>4} of {s['max_waves_per_simd']:<3}")
+    return "\n".join(rows)
+
+
+def _translate_one(args, f: Path, arch: str, outs: _Outputs, can_link: bool) -> tuple[list[Path], object | None]:
+    """Write one file's outputs for one target; returns (written paths, CodeObject or None
+    when it could not be linked). Raises PtxError/OSError."""
+    from .. import load
+    from ..amdgpu.codegen import compile_unlinked, link_unlinked
+    u = compile_unlinked(load(f), target=arch)
+    written: list[Path] = []
+    if can_link:
+        obj = link_unlinked(u)
+        written.append(obj.save(outs.hsaco(f, arch)))
+    for wanted, kind, text in ((args.emit_llvm, "llvm", lambda: u.llvm_ir), (args.emit_asm, "asm", u.asm)):
+        if wanted:
+            written.append(outs.side(f, arch, kind))
+            written[-1].write_text(text())
+    if not can_link:
+        return written, None
+    if args.metadata:
+        written.append(outs.side(f, arch, "metadata"))
+        written[-1].write_text(obj.metadata_json() + "\n")
+    return written, obj
+
+
+def cmd_translate(args) -> int:
+    from ..amdgpu.link import MISSING_LINKER, linker_available
+
+    arches = _targets(args.arch)
+    files = [Path(f) for f in args.files]
+    outs = _Outputs(args.output, files, arches)
+    can_link = linker_available()
+    if not can_link and not (args.emit_llvm or args.emit_asm):
+        print(f"error: {MISSING_LINKER}", file=sys.stderr)     # nothing this run could write
+        return 1
+    outs.prepare()
+    jobs = [(f, a) for f in files for a in arches]
+    progress = len(jobs) > 1 and not args.quiet and not args.json
+    summary, failed = [], 0
+    for n, (f, arch) in enumerate(jobs, 1):
+        t0 = time.perf_counter()
+        if progress:
+            print(f"[{n}/{len(jobs)}] {f} -> {arch} ...", end="", file=sys.stderr, flush=True)
+        entry = {"file": str(f), "arch": arch}
+        try:
+            written, obj = _translate_one(args, f, arch, outs, can_link)
+            if obj is None:                       # --emit-* written, no linker for the code object
+                raise PtxError(f"{outs.hsaco(f, arch)} not written: {MISSING_LINKER}")
+        except (PtxError, OSError) as exc:
+            failed += 1
+            if progress:
+                print(" failed", file=sys.stderr)
+            text = str(exc) if isinstance(exc, PtxError) else f"{f}: error: {exc.strerror or exc}"
+            print(text, file=sys.stderr)
+            summary.append({**entry, "ok": False, "error": text})
+            if not args.keep_going:
+                break
+            continue
+        dt = time.perf_counter() - t0
+        if progress:
+            print(f" ok ({dt:.1f} s)", file=sys.stderr)
+        result = {**entry, "ok": True, "outputs": [str(p) for p in written], "seconds": round(dt, 3)}
+        if args.json or args.stats:
+            # Instruction counts need the assembly listing (a second code generation): only
+            # when it is made anyway.
+            result["kernels"] = obj.stats(instructions=args.stats or args.emit_asm)
+        summary.append(result)
+        if not args.quiet and not args.json:
+            print(f"{written[0]}: {len(obj.kernels)} kernel{'s' if len(obj.kernels) != 1 else ''}, "
+                  f"{len(obj.hsaco)} bytes")
+            if args.stats:
+                print(_stats_table(str(f), arch, result["kernels"]))
+    if args.json:
+        print(json.dumps({"results": summary, "failed": failed}, indent=2))
+    elif failed and not args.quiet and len(jobs) > 1:
+        print(f"{failed} of {len(jobs)} translations failed", file=sys.stderr)
+    return 1 if failed else 0
