@@ -8,7 +8,7 @@ run is reproducible (``derandomize=True``); ``-m slow`` runs 5,000 kernels.
 The second half pins down what the generator leaves out today: every form the
 interpreter refuses or computes against the PTX ISA has a strict-xfail
 reproduction here, so fixing the interpreter turns it into an XPASS failure,
-a reminder to drop the exclusion in ``ptxgen_refusals`` and fuzz the form.
+a reminder to drop the exclusion in ``ptxgen.refusals`` and fuzz the form.
 """
 
 from __future__ import annotations
