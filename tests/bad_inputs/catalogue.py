@@ -8,7 +8,7 @@ wording is not settled yet but the substance is (used for known-bad messages
 whose fix is pending).
 
 Cases whose expectation ptxvm does not meet yet carry ``xfail_diags`` /
-``xfail_class`` with the reason; tests/test_bad_inputs.py marks them
+``xfail_class`` with the reason; tests/frontend/test_bad_inputs.py marks them
 ``xfail(strict=True)`` so the suite turns red the moment they start to pass and
 the marker can go.
 

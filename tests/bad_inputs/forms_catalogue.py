@@ -1,6 +1,6 @@
 """Malformed variants of the operand and declaration forms of issue 14 (item 1), with the exact
-located diagnostics ptxvm must give; run by tests/test_bad_inputs_forms.py the way
-tests/test_bad_inputs.py runs catalogue.py. Layout of kernel(body): the body starts on line 10."""
+located diagnostics ptxvm must give; run by tests/frontend/test_bad_inputs_forms.py the way
+tests/frontend/test_bad_inputs.py runs catalogue.py. Layout of kernel(body): the body starts on line 10."""
 
 from __future__ import annotations
 

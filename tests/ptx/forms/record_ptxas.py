@@ -4,7 +4,7 @@
 
 writes tests/data/ptxas_forms.json: for every case its name, PTX text and whether
 `ptxas -arch=<its target>` accepted it (exit 0) or rejected it (with ptxas's first message).
-tests/test_ptxas_oracle.py reads that file (no ptxas needed) and checks that ptxvm's
+tests/frontend/test_ptxas_oracle.py reads that file (no ptxas needed) and checks that ptxvm's
 parse + verify accepts exactly the accepted ones. Where ptxvm still disagrees, the case is
 listed under "disagreements" below with the reason; the test expects those to disagree
 (strict), so fixing one means deleting its entry here and re-recording.

@@ -4,7 +4,7 @@ Importing this module needs numba (``pip install 'ptxvm[numba]'``); the kernels 
 ``ptxvm.numba.jit`` and their bodies use numba's ``cuda`` namespace unchanged. ``CASES`` lists
 one :class:`Case` per kernel: how to make its arguments at a size ``n`` (threads), the launch
 configuration, and the numpy model of what the arguments hold afterwards. The tests
-(tests/test_numba_frontdoor.py) and benchmarks/bench_frontdoors.py both use it; the models
+(tests/driver/test_numba_frontdoor.py) and benchmarks/bench_frontdoors.py both use it; the models
 never call the kernels.
 """
 

@@ -21,7 +21,7 @@ from ptxvm.frontend import elf_ptx
 from ptxvm.frontend.elf_ptx import NoPtxError, extract_ptx, lz4_block_decompress, ptx_entries
 from ptxvm.frontend.sources import read_ptx
 
-ELF = Path(__file__).resolve().parent / "fixtures" / "elf"
+ELF = Path(__file__).resolve().parents[1] / "fixtures" / "elf"
 WITH_PTX = ["frontdoor.fatbin", "frontdoor.lz4.fatbin", "frontdoor.plain.fatbin", "frontdoor_exe",
             "libfrontdoor.so"]
 

@@ -149,7 +149,7 @@ def test_native_f16_emitters_agree_with_the_integer_emitters():
     import llvmlite.binding as llvm
     from llvmlite import ir
 
-    from ptxvm.lift import cvt, half
+    from ptxvm.lift.semantics import cvt, half
 
     i16, i32, i64, f32 = ir.IntType(16), ir.IntType(32), ir.IntType(64), ir.FloatType()
     cases = {

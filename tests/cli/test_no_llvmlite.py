@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 VADD = ROOT / "tests" / "fixtures" / "nvcc" / "sm80" / "elementwise.ptx"
 
 # Runs `ptxvm ARGS...` with llvmlite unimportable; reports on stderr whether anything loaded it.

@@ -162,7 +162,7 @@ def test_cli_check_and_run_a_cu_file(tmp_path: Path, capsys) -> None:
 
 @needs_nvrtc
 def test_raw_module_from_a_path(tmp_path: Path) -> None:
-    fatbin = Path(__file__).resolve().parent / "fixtures" / "elf" / "frontdoor.fatbin"
+    fatbin = Path(__file__).resolve().parents[1] / "fixtures" / "elf" / "frontdoor.fatbin"
     assert "vadd" in ptxvm.RawModule(path=str(fatbin)).kernels
     src = tmp_path / "t.cu"
     src.write_text(TEMPLATES)

@@ -384,7 +384,7 @@ def test_numba_style_shared_mem_is_checked(alias_kernel):
 
 def test_kernels_are_found_by_their_cxx_name_and_faults_name_them_demangled() -> None:
     import numpy as np
-    m = ptxvm.Module.from_file(Path(__file__).resolve().parent / "fixtures" / "nvcc" / "sm80" / "elementwise.ptx")
+    m = ptxvm.Module.from_file(Path(__file__).resolve().parents[1] / "fixtures" / "nvcc" / "sm80" / "elementwise.ptx")
     assert m["vector_add"] is not None and m["vector_add(float const*, float const*, float*, int)"] is not None
     with pytest.raises(ptxvm.LaunchError, match=r"no kernel named `nope` in .*vector_add\(float const\*, "
                                                 r"float const\*, float\*, int\) \[_Z10vector_addPKfS0_Pfi\]"):

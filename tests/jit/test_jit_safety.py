@@ -19,7 +19,7 @@ from ptxvm import limits
 
 pytest.importorskip("llvmlite")
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 HEAD = ".version 8.0\n.target sm_80\n.address_size 64\n"
 ENDLESS = HEAD + (".visible .entry k(.param .u64 p)\n{\n.reg .b32 %r<4>;\nmov.u32 %r1, 0;\n"
                   "L:\nadd.u32 %r1, %r1, 1;\nbra L;\nret;\n}\n")

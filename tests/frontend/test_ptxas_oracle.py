@@ -19,7 +19,7 @@ import pytest
 from ptxvm.errors import PtxError
 from ptxvm.frontend.parser import parse
 
-DATA = json.loads((Path(__file__).parent / "data" / "ptxas_forms.json").read_text())
+DATA = json.loads((Path(__file__).parents[1] / "data" / "ptxas_forms.json").read_text())
 CASES = DATA["cases"]
 DISAGREE: dict[str, str] = DATA["disagreements"]
 

@@ -16,7 +16,7 @@ import ptxvm
 # Links code objects: needs ld.lld from the ziglang wheel (the `amdgpu` extra).
 pytestmark = pytest.mark.lld
 
-GOLDEN = Path(__file__).parent / "golden" / "amdgpu"
+GOLDEN = Path(__file__).parents[1] / "golden" / "amdgpu"
 SOURCE = GOLDEN / "lifted.ptx"
 
 

@@ -25,7 +25,7 @@ from ptxvm.frontend import cache, parser
 
 from models.ptx_samples import VADD
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "tests" / "fixtures" / "nvcc" / "sm80" / "elementwise.ptx"
 
 

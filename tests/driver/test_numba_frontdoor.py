@@ -23,7 +23,7 @@ from ptxvm.numba import NumbaError, jit  # noqa: E402
 
 from numba import cuda  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "python_kernels"))
 from numba_doc.kernels import CASES  # noqa: E402
 

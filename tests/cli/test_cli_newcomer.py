@@ -22,7 +22,7 @@ from ptxvm import cli
 from ptxvm.cli import main
 from ptxvm.demangle import base_name, demangle, kernel_matches, short_param
 
-DATA = Path(__file__).parent / "data" / "demangle_cxxfilt.tsv"
+DATA = Path(__file__).parents[1] / "data" / "demangle_cxxfilt.tsv"
 
 
 def _cxxfilt_rows() -> list[tuple[str, str, str]]:
@@ -78,7 +78,7 @@ def test_short_forms():
 
 # ------------------------------------------------------------------ the command line
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ELEMENTWISE = str(ROOT / "tests" / "fixtures" / "nvcc" / "sm80" / "elementwise.ptx")
 SAXPY = ["-k", "saxpy", "-b", "4", "-a", "4", "-a", "2", "-a", "f32[4]=arange", "-a", "f32[4]=ones"]
 
@@ -472,7 +472,7 @@ def test_isa_status_unknown_needs_coverage_files(capsys):
 
 def test_run_on_the_jit_says_steps_are_not_measured() -> None:
     # The JIT runs threads one by one: it has no steps to count, so it shows none ("0 steps" was a lie).
-    fixture = Path(__file__).resolve().parent / "fixtures" / "nvcc" / "sm80" / "elementwise.ptx"
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "nvcc" / "sm80" / "elementwise.ptx"
     args = ["run", str(fixture), "--kernel", "vector_add", "--grid", "1", "--block", "32", "--arg", "f32[8]=arange",
             "--arg", "f32[8]=arange", "--arg", "f32[8]=zeros", "--arg", "8"]
     cpu = subprocess.run([sys.executable, "-m", "ptxvm", *args, "--device", "cpu"], capture_output=True, text=True)

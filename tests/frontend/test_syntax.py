@@ -13,7 +13,7 @@ from ptxvm.frontend.printer import format_module
 from ptxvm.ir import nodes as ir
 from ptxvm.ir.types import ScalarType, StateSpace
 
-SINK = Path(__file__).parent / "ptx" / "syntax_kitchen_sink.ptx"
+SINK = Path(__file__).parents[1] / "ptx" / "syntax_kitchen_sink.ptx"
 
 
 @pytest.fixture(scope="module")

@@ -146,13 +146,13 @@ KNOWN_DIFFERENT = [
 def test_interpreter_execution_suite_runs_on_the_jit():
     """Acceptance: every execution case of the interpreter's suite, on device='cpu'."""
     env = dict(os.environ, PTXVM_DEVICE="cpu")
-    tests = Path(__file__).parent
+    tests = Path(__file__).parents[1]
     files = ["test_interp_kernels.py", "test_interp_cases.py", "test_interp_instructions.py", "test_interp_half.py",
              "test_interp_barriers.py", "test_interp_locals.py", "test_interp_faults.py", "test_interp_heap.py",
              "test_interp_async_copy.py"]
-    deselect = [a for k in KNOWN_DIFFERENT for a in ("--deselect", f"tests/{k}")]
+    deselect = [a for k in KNOWN_DIFFERENT for a in ("--deselect", f"tests/interp/{k}")]
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-o", "addopts=-m 'not slow'", *deselect,
-                        *[f"tests/{f}" for f in files]],
+                        *[f"tests/interp/{f}" for f in files]],
                        env=env, capture_output=True, text=True, timeout=3600, cwd=tests.parent)
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
 

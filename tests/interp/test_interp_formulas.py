@@ -349,7 +349,7 @@ DONE:
 
 def test_host_arrays_alias_only_when_separate(executor) -> None:
     """A read-only input is copied, not shared. (One array passed twice aliases, as device
-    memory does: tests/test_driver_safety.py; an in-place reversal would be a race.)"""
+    memory does: tests/driver/test_driver_safety.py; an in-place reversal would be a race.)"""
     n = 9                                                   # 18 bytes: not a multiple of 16
     mod = ptxvm.Module(HEAD + REVERSE)
     src = np.arange(n, dtype=np.uint16)

@@ -374,7 +374,7 @@ def test_no_call_in_the_fixture_corpus_is_refused(folders):
     refuse none of them."""
     import warnings
     from ptxvm.ir.calls_check import call_diagnostics
-    fixtures = Path(__file__).resolve().parent / "fixtures"
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures"
     checked = 0
     for path in sorted(p for folder in folders for p in (fixtures / folder).rglob("*.ptx")):
         if "call" not in path.read_text(errors="replace"):

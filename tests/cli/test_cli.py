@@ -17,7 +17,7 @@ from ptxvm.frontend.printer import format_module
 
 from models.ptx_samples import BAD, VADD
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 SHARED = """\

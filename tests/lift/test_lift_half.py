@@ -1,6 +1,6 @@
 """LLVM half-precision emitters (ptxvm.lift.semantics.half) against independent models.
 
-Expected values come from the exact models of tests/test_half.py (Fraction arithmetic
+Expected values come from the exact models of tests/interp/test_half.py (Fraction arithmetic
 rounded by hand to f16/bf16; min/max/compare written from the ISA text), never from the
 code under test.  Inputs: every pair of edge values (signed zeros, subnormals, the largest
 finite values, infinities, quiet and signalling NaNs with payloads, ones and their

@@ -19,7 +19,7 @@ from ptxvm.frontend.parser import parse
 from ptxvm.frontend.printer import format_module
 from ptxvm.ir.nodes import Immediate, Offset, Pair, Register, Symbol
 
-FORMS = Path(__file__).parent / "ptx" / "forms"
+FORMS = Path(__file__).parents[1] / "ptx" / "forms"
 HAVE_JIT = importlib.util.find_spec("llvmlite") is not None
 EXECUTORS = ["interp"] + (["cpu"] if HAVE_JIT else [])
 HEAD = ".version 8.0\n.target sm_80\n.address_size 64\n"
@@ -73,7 +73,7 @@ def test_vector_register_elements_normalise_rgba() -> None:
 
 
 def _oracle_accepted() -> list[str]:
-    data = json.loads((Path(__file__).parent / "data" / "ptxas_forms.json").read_text())
+    data = json.loads((Path(__file__).parents[1] / "data" / "ptxas_forms.json").read_text())
     return [c["ptx"] for c in data["cases"]
             if c["ptxas"] == "accept" and c["name"] not in data["disagreements"]]
 

@@ -20,7 +20,7 @@ from ptxvm.cli import main
 from ptxvm.driver import executors
 from ptxvm.driver.executors import Capabilities, Executor, LaunchRequest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 VADD = ROOT / "tests" / "fixtures" / "nvcc" / "sm80" / "elementwise.ptx"
 N = 8
 # vector_add(a, b, c, n): c = a + b with a = arange(8), b = ones(8); expected c = 1..8 by hand.

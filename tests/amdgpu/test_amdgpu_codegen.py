@@ -22,7 +22,7 @@ from ptxvm.amdgpu.elf import EM_AMDGPU, ET_DYN, read_elf
 # Links code objects: needs ld.lld from the ziglang wheel (the `amdgpu` extra).
 pytestmark = pytest.mark.lld
 
-GOLDEN = Path(__file__).resolve().parent / "golden" / "amdgpu"
+GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "amdgpu"
 PROBE = GOLDEN / "probe.ptx"
 DEFAULT_TARGETS = ("gfx90a", "gfx1030")     # wave64 CDNA and wave32 RDNA, checked in detail
 PROBE_KERNELS = ["vadd", "reverse_block", "warp_sum", "ballot", "float_atomics", "int_atomics", "spin",
@@ -289,7 +289,7 @@ def test_code_object_pickles_with_its_listing():
 def test_cp_async_is_a_global_load_and_an_lds_store(target):
     """cp.async done at once (see ptxvm/lift/ops/async_copy.py): the 16-byte copy of
     __pipeline_memcpy_async is one dwordx4 global load and one b128 LDS store, no flat access."""
-    path = Path(__file__).resolve().parent / "fixtures" / "nvcc" / "sm80" / "async_copy.ptx"
+    path = Path(__file__).resolve().parents[1] / "fixtures" / "nvcc" / "sm80" / "async_copy.ptx"
     obj = ptxvm.compile(path.read_text(), target=target)
     kernel = next(k for k in obj.kernels if "pipeline_primitives_reverse" in k)
     ops = mnemonics(body(obj, kernel))

@@ -226,7 +226,7 @@ def test_cpp_new_and_virtual_delete_from_nvcc():
     the virtual deleting destructor, a `.func` that calls free (on the JIT: no stop inside a
     function, a call back into the executor's heap)."""
     from pathlib import Path
-    mod = ptxvm.Module.from_file(Path(__file__).parent / "fixtures" / "nvcc" / "sm80" / "calls.ptx")
+    mod = ptxvm.Module.from_file(Path(__file__).parents[1] / "fixtures" / "nvcc" / "sm80" / "calls.ptx")
     name = next(k for k in mod.kernels if "virtual_new_delete" in k)
     n = 100
     k = np.arange(n, dtype=np.int32)

@@ -22,7 +22,7 @@ from ptxvm.amdgpu.lowering import lift_module
 # Links code objects: needs ld.lld from the ziglang wheel (the `amdgpu` extra).
 pytestmark = pytest.mark.lld
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 CORPUS = sorted([*FIXTURES.glob("nvcc/sm80/*.ptx"), *FIXTURES.glob("numba/*.ptx"), *FIXTURES.glob("triton/*.ptx")])
 
 # file -> (what the error names, why): the same for every target.

@@ -11,7 +11,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _pytest(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
@@ -50,7 +50,7 @@ def test_unknown_device_is_refused_listing_the_executors(tmp_path):
 def test_plugin_beside_our_conftest_registers_once():
     """Our suite with the plugin loaded: collection works (no option or fixture registered
     twice), and --ptxvm-device reaches the conftest's `executor` fixture."""
-    r = _pytest(["-rs", "--ptxvm-device", "interp", "tests/test_barrier_warps.py",
+    r = _pytest(["-rs", "--ptxvm-device", "interp", "tests/interp/test_barrier_warps.py",
                  "-k", "counted_barrier_waits_for_the_whole_warp"], ROOT)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     assert "1 passed" in r.stdout and "leaves out executor `cpu`" in r.stdout

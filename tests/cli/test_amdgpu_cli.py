@@ -10,7 +10,7 @@ import pytest
 from ptxvm.amdgpu.elf import read_elf
 from ptxvm.cli import main
 
-TESTS = Path(__file__).resolve().parent
+TESTS = Path(__file__).resolve().parents[1]
 PROBE = TESTS / "golden" / "amdgpu" / "probe.ptx"
 ELEMENTWISE = TESTS / "fixtures" / "nvcc" / "sm80" / "elementwise.ptx"
 REFUSED = TESTS / "fixtures" / "nvcc" / "sm80" / "sync_primitives.ptx"
