@@ -81,6 +81,7 @@ def test_same_stem_twice_is_a_usage_error(tmp_path, capsys):
     assert "would write the same outputs" in capsys.readouterr().err
 
 
+@pytest.mark.lld
 def test_missing_file_and_bad_ptx(tmp_path, capsys):
     assert main(["translate", str(tmp_path / "nope.ptx"), "--arch", "gfx90a", "-o", str(tmp_path)]) == 1
     assert "nope.ptx" in capsys.readouterr().err
