@@ -41,7 +41,7 @@ LIMITS = {
     "approx_range": "sin/cos.approx of an argument outside [-pi, pi]: the PTX ISA gives its 2^-20.5 absolute "
                     "bound only inside that range (the fuzzer's comparison applies it everywhere)",
     "not_translated": "the translator refuses the module (UnsupportedError: device malloc/printf, a special "
-                      "register AMD GPUs lack, ...): nothing to emulate (tests/test_amdgpu_fixtures.py lists them)",
+                      "register AMD GPUs lack, ...): nothing to emulate (tests/amdgpu/test_amdgpu_fixtures.py lists them)",
     "module_state": "the module's variables were changed after loading (cudaMemcpyToSymbol or an earlier "
                     "launch); a code object on the emulator starts from its initialisers",
 }

@@ -144,7 +144,7 @@ def test_module_variables_changed_from_the_host_are_refused_not_ignored():
 
 # ------------------------------------------------------------------ every fixture kernel (slow)
 
-SHADOWED = ["tests/test_interp_kernels.py", "tests/test_interp_cases.py"]
+SHADOWED = ["tests/interp/test_interp_kernels.py", "tests/interp/test_interp_cases.py"]
 
 
 @needs_emulator
@@ -176,7 +176,7 @@ def _fuzz(n: int, targets=("gfx942", "gfx1100")):
 
     from ptxvm.errors import UnsupportedError
     from ptxvm.testing.ptxgen import kernels, run_on
-    from ptxvm.testing.ptxgen_compare import compare_runs
+    from ptxvm.testing.ptxgen.compare import compare_runs
 
     seen: Counter = Counter()
     failures: list[str] = []
@@ -283,7 +283,7 @@ def test_regression_red_relaxed_cta_translates():
                                         "membermask 1) writes the other lanes' destination VGPR too")
 def test_regression_bpermute_leaves_inactive_lanes(target):
     from ptxvm.testing.ptxgen import run_on
-    from ptxvm.testing.ptxgen_compare import compare_runs
+    from ptxvm.testing.ptxgen.compare import compare_runs
     gk = _regression("wave64_bpermute_inactive_lanes.ptx")
     runs = {"interp": run_on(gk, "interp"), target: run_on(gk, f"emu:{target}")}
     assert compare_runs(gk, runs) == []
@@ -307,7 +307,7 @@ def test_regression_bpermute_does_not_crash_on_gfx942():
                                         "gfx90a/gfx942 crash the emulator at s_endpgm")
 def test_regression_open_u16_shared_loop_on_gfx1100():
     from ptxvm.testing.ptxgen import kernel_from_ptx, run_on
-    from ptxvm.testing.ptxgen_compare import compare_runs
+    from ptxvm.testing.ptxgen.compare import compare_runs
     gk = kernel_from_ptx((REGRESSIONS / "open_u16_shared_loop.ptx").read_text(), (2, 1, 1), (32, 1, 1), seed=2)
     runs = {"interp": run_on(gk, "interp"), "emu:gfx1100": run_on(gk, "emu:gfx1100")}
     assert compare_runs(gk, runs) == []
