@@ -20,7 +20,8 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from models.lift_harness import elementwise
+from models.cvt import FM, dec, enc, m_sat, width
+from models.lift_harness import multi
 from llvmlite import ir
 
 from ptxvm import UnsupportedError
@@ -29,15 +30,10 @@ from ptxvm.lift.semantics import cvt as C
 # ---------------------------------------------------------------------------
 # exact model
 
-FM = {"f16": (11, 5), "bf16": (8, 8), "f32": (24, 8), "f64": (53, 11), "tf32": (11, 8)}
 INTS = ["u8", "s8", "b8", "u16", "s16", "b16", "u32", "s32", "b32", "u64", "s64", "b64"]
 FLOATS = ["f16", "bf16", "f32", "f64"]
 RNDS = ["rn", "rz", "rm", "rp"]
 IRNDS = ["rni", "rzi", "rmi", "rpi"]
-
-
-def width(t: str) -> int:
-    return {"f16": 16, "bf16": 16, "f32": 32, "f64": 64}.get(t) or int(t[1:])
 
 
 def int_range(t: str) -> tuple[int, int]:
@@ -45,63 +41,9 @@ def int_range(t: str) -> tuple[int, int]:
     return (-(1 << (w - 1)), (1 << (w - 1)) - 1) if t[0] == "s" else (0, (1 << w) - 1)
 
 
-@functools.lru_cache(maxsize=1 << 16)
-def dec(bits: int, t: str):
-    """-> ('nan',) | ('inf', neg) | ('num', Fraction, neg)."""
-    p, eb = FM[t]
-    n = eb + p
-    neg = bool(bits >> (n - 1) & 1)
-    ef = (bits >> (p - 1)) & ((1 << eb) - 1)
-    fr = bits & ((1 << (p - 1)) - 1)
-    bias = (1 << (eb - 1)) - 1
-    if ef == (1 << eb) - 1:
-        return ("nan",) if fr else ("inf", neg)
-    if ef == 0:
-        v = Fraction(fr) * Fraction(2) ** (1 - bias - (p - 1))
-    else:
-        v = Fraction(fr + (1 << (p - 1))) * Fraction(2) ** (ef - bias - (p - 1))
-    return ("num", -v if neg else v, neg)
-
-
 def is_sub(bits: int, t: str) -> bool:
     p, eb = FM[t]
     return (bits >> (p - 1)) & ((1 << eb) - 1) == 0
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def enc(x: Fraction, t: str, rnd: str, neg_zero: bool = False, satfinite: bool = False) -> int:
-    """Round the exact rational ``x`` to format ``t`` in mode ``rnd``; the bits."""
-    p, eb = FM[t]
-    n = eb + p
-    bias = (1 << (eb - 1)) - 1
-    qmin = 1 - bias - (p - 1)
-    sign = 1 << (n - 1)
-    if x == 0:
-        return sign if neg_zero else 0
-    neg = x < 0
-    ax = -x if neg else x
-    e = ax.numerator.bit_length() - ax.denominator.bit_length()
-    if Fraction(2) ** e > ax:
-        e -= 1
-    q = max(e - (p - 1), qmin)
-    scaled = ax / Fraction(2) ** q
-    k = math.floor(scaled)
-    r = scaled - k
-    up = {"rn": r > Fraction(1, 2) or (r == Fraction(1, 2) and k % 2 == 1),
-          "rna": r >= Fraction(1, 2), "rz": False, "rm": neg and r > 0, "rp": (not neg) and r > 0}[rnd]
-    k += up
-    if k == 1 << p:
-        k >>= 1
-        q += 1
-    inf = ((1 << eb) - 1) << (p - 1)
-    if q > (1 << eb) - 2 - bias - (p - 1):              # beyond the top binade: overflow
-        to_inf = not satfinite and (rnd in ("rn", "rna") or (rnd == "rm" and neg) or (rnd == "rp" and not neg))
-        mag = inf if to_inf else inf - 1
-    elif k < (1 << (p - 1)):
-        mag = k                                          # subnormal (or zero)
-    else:
-        mag = ((q - qmin + 1) << (p - 1)) | (k - (1 << (p - 1)))
-    return mag | (sign if neg else 0)
 
 
 ROUND_INT = {"rni": round, "rzi": math.trunc, "rmi": math.floor, "rpi": math.ceil}   # round(): ties even
@@ -114,14 +56,6 @@ def nan_result(dst: str, src: str) -> int:
     if dst == "f64":
         return 0xFFF8000000000000 if src in ("f32", "f64") else 0x7FFFFFFFFFFFFFFF
     return 0x7FFF
-
-
-def m_sat(bits: int, t: str) -> int:
-    d = dec(bits, t)
-    one = ((1 << (FM[t][1] - 1)) - 1) << (FM[t][0] - 1)
-    if d[0] == "nan" or (bits >> (width(t) - 1)):
-        return 0
-    return one if d[0] == "inf" or d[1] > 1 else bits
 
 
 def model_cvt(x: int, *, dst: str, src: str, rnd=None, ftz=False, sat=False, relu=False, satfinite=False) -> int:
@@ -181,39 +115,6 @@ def model_cvt(x: int, *, dst: str, src: str, rnd=None, ftz=False, sat=False, rel
 
 # ---------------------------------------------------------------------------
 # one compiled function for many variants
-
-
-def multi(variants, in_types, opt: int = 0):
-    """JIT ``f(which, *xs)`` = ``variants[which](b, *xs)`` zero-extended to u64 (switch dispatch)."""
-    def emit(b: ir.IRBuilder, which, *xs):
-        fn = b.function
-        merge, dflt = fn.append_basic_block("merge"), fn.append_basic_block("dflt")
-        sw = b.switch(which, dflt)
-        res = []
-        for k, v in enumerate(variants):
-            blk = fn.append_basic_block(f"v{k}")
-            sw.add_case(ir.Constant(which.type, k), blk)
-            b.position_at_end(blk)
-            r = v(b, *xs)
-            if isinstance(r.type, (ir.FloatType, ir.DoubleType)):
-                r = b.bitcast(r, ir.IntType(32 if isinstance(r.type, ir.FloatType) else 64))
-            if r.type.width < 64:
-                r = b.zext(r, ir.IntType(64))
-            res.append((r, b.block))
-            b.branch(merge)
-        b.position_at_end(dflt)
-        b.branch(merge)
-        b.position_at_end(merge)
-        phi = b.phi(ir.IntType(64))
-        for r, blk in res:
-            phi.add_incoming(r, blk)
-        phi.add_incoming(ir.Constant(ir.IntType(64), 0), dflt)
-        return phi
-    f = elementwise(emit, ["u32"] + list(in_types), "u64", opt=opt)
-
-    def run(k: int, *arrays) -> list[int]:
-        return [int(v) for v in f(np.full(len(arrays[0]), k, np.uint32), *arrays)]
-    return run
 
 
 # ---------------------------------------------------------------------------
