@@ -117,7 +117,9 @@ class AmdgpuHooks(MemoryHooks, WarpHooks, AtomicHooks, TargetHooks):
         fl.b.ret(I32(_EXITED))
 
     def trap(self, fl: FunctionLowering, ins: ptx.Instruction, kind: str) -> None:
-        if kind != "trap":
+        # `trap`, and the traps the lifter places itself (a `brx.idx` index past its list, cp.async's
+        # undefined sizes) abort the dispatch; only `brkpt` needs a debugger.
+        if kind == "brkpt":
             raise fl.unsupported(ins, "is a debugger breakpoint, which needs a debugger on AMD GPUs")
         self._trap(fl)
 

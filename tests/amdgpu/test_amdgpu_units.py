@@ -301,3 +301,33 @@ def test_by_value_parameters_are_the_whole_reads_only():
         args = [(a["name"], a["offset"], a["size"]) for a in obj.metadata["k"]["args"][:7]]
         assert args == [("out", 0, 8), ("n", 8, 4), ("alpha", 12, 4), ("taken", 16, 8), ("halves", 24, 8),
                         ("blob", 32, 16), ("twice", 48, 4)]
+
+
+@pytest.mark.lld
+def test_brx_idx_translates_its_out_of_range_index_is_a_trap() -> None:
+    # The lifter traps on an index past the `.branchtargets` list; AMD took every trap kind
+    # but "trap" for `brkpt` and refused every brx.idx kernel (found by the emulator fuzz run).
+    import ptxvm
+    src = """.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 p)
+{
+    .reg .b32 %r<3>;
+    .reg .b64 %rd<2>;
+    ld.param.u64 %rd1, [p];
+    mov.u32 %r1, %tid.x;               // any index: past 1 the dispatch traps
+    ts: .branchtargets L0, L1;
+    brx.idx %r1, ts;
+L0: mov.u32 %r2, 10;
+    bra DONE;
+L1: mov.u32 %r2, 20;
+DONE:
+    st.global.u32 [%rd1], %r2;
+    ret;
+}
+"""
+    obj = ptxvm.compile(src, target="gfx90a")
+    assert obj.hsaco[:4] == b"\x7fELF" and "s_trap" in obj.asm
+    with pytest.raises(ptxvm.UnsupportedError, match="debugger breakpoint"):
+        ptxvm.compile(src.replace("brx.idx %r1, ts;", "brkpt;\n    brx.idx %r1, ts;"), target="gfx90a")
