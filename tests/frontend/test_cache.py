@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import ptxvm
-from ptxvm.frontend import cache, parser
+from ptxvm.frontend import cache
 from ptxvm.ir.nodes import Instruction
 
 from models.fixtures import PTX_FILES, fixture_id
@@ -22,20 +22,6 @@ def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("PTXVM_CACHE_DIR", str(d))
     monkeypatch.delenv("PTXVM_NO_CACHE", raising=False)
     return d
-
-
-@pytest.fixture
-def parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Records every real parse (the cache calls parser.check_text on a miss)."""
-    calls: list[str] = []
-    real = parser.check_text
-
-    def counting(text, filename=None, **kw):
-        calls.append(filename)
-        return real(text, filename, **kw)
-
-    monkeypatch.setattr(parser, "check_text", counting)
-    return calls
 
 
 @pytest.fixture

@@ -41,19 +41,6 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture
-def parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    calls: list[str] = []
-    real = parser.check_text
-
-    def counting(text, filename=None, **kw):
-        calls.append(filename)
-        return real(text, filename, **kw)
-
-    monkeypatch.setattr(parser, "check_text", counting)
-    return calls
-
-
-@pytest.fixture
 def unpickles(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Counts every unpickling the cache starts: a damaged entry must be refused before one."""
     calls: list[int] = []
