@@ -48,6 +48,7 @@ class Capabilities:
     printf: bool = False                 # device printf (vprintf) and __assertfail
     heap: bool = False                   # device malloc / free
     warp: bool = False                   # warp-synchronous instructions (shfl, vote, match, redux)
+    cooperative: bool = False            # cooperative launches (grid-wide sync): LaunchRequest.cooperative
     opt_in: bool = False                 # runs only when named (a test tool): not in defaults()
 
 
@@ -64,6 +65,9 @@ class LaunchRequest:
     max_steps: int | None                 # watchdog budget per thread; None: the default
     trace: frozenset[int] | None = None   # global linear thread ids to trace (capability `trace`)
     trace_out: Any = None                 # where traces (and the interpreter's printf) go
+    # A cooperative launch (cudaLaunchCooperativeKernel): every CTA resident at once, the grid
+    # workspace cooperative groups' this_grid() reads through %envreg1/%envreg2 (capability `cooperative`).
+    cooperative: bool = False
 
 
 @dataclass(frozen=True)
