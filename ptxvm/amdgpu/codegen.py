@@ -14,6 +14,7 @@ package (``pip install 'ptxvm[amdgpu]'``) linking is a ``LinkerMissingError``, w
 from __future__ import annotations
 
 from pathlib import Path
+from collections.abc import Sequence
 
 from ..ir import nodes as ptx
 from ..ir.resources import check_resources
@@ -79,9 +80,17 @@ def link_unlinked(u: Unlinked, *, use_cache: bool | None = None) -> CodeObject:
     return CodeObject(tgt, hsaco, u.asm, u.llvm_ir, metadata, note)
 
 
-def compile(source: str | bytes | Path | ptx.Module, target: str | Target = "gfx90a", *,
-            filename: str | None = None, opt: int = 3, use_cache: bool | None = None) -> CodeObject:
+def compile(source: str | bytes | Path | ptx.Module, target: str | Target | Sequence[str | Target] = "gfx90a", *,
+            filename: str | None = None, opt: int = 3, use_cache: bool | None = None):
     """Translate every kernel of a PTX module (text, a ``Path`` or a parsed module) into one
-    code object for ``target`` (a name from ``isa/targets``: gfx90a, gfx1030, ...)."""
+    code object for ``target`` (a name from ``isa/targets``: gfx90a, gfx1030, ...), or, for a
+    list of targets, a ``CodeObjectBundle`` of one code object each (an offload bundle)."""
+    if not isinstance(target, (str, Target)):
+        from .bundle import CodeObjectBundle
+        names = [t if isinstance(t, Target) else load_target(t) for t in target]
+        if not names:
+            raise ValueError("compile(target=[]): give at least one target")
+        module = _module(source, filename)
+        return CodeObjectBundle({t.name: compile(module, t, opt=opt, use_cache=use_cache) for t in names})
     u = compile_unlinked(source, target, filename=filename, opt=opt, use_cache=use_cache)
     return link_unlinked(u, use_cache=use_cache)

@@ -22,6 +22,9 @@ outputs (-o OUT):
     FILE.<arch>.s      --emit-asm: the target assembly
     FILE.<arch>.json   --metadata: per kernel, arguments (offset, size, kind), kernarg size,
                        LDS/scratch bytes, register counts, wavefront size (see docs/hip-loading.md)
+  --bundle: one clang offload bundle per FILE (FILE.hipfb, or OUT itself for one FILE) holding
+  every target's code object, as `hipcc --genco` writes it; hipModuleLoadData picks the
+  device's entry
 
 targets: {targets} (or "all"); files under isa/targets/ describe them. --offload-arch is
 the same option (clang's name for it) and may be repeated.
@@ -32,6 +35,7 @@ examples:
   ptxvm translate tests/fixtures/nvcc/sm80/elementwise.ptx --arch gfx90a -o out/
   ptxvm translate k.ptx --arch gfx90a,gfx1030 -o out/ --emit-asm --metadata --stats
   ptxvm translate kernels/*.ptx --arch all -o build/hsaco --keep-going
+  ptxvm translate k.ptx --arch gfx90a,gfx942,gfx1100 --bundle -o k.hipfb   one fat file
 
 A file that cannot be translated (an instruction the target does not support, with its
 line) is reported and, with --keep-going, the others still are; the exit status is 1 if
@@ -61,6 +65,8 @@ def add_parser(sub, fmt) -> None:
     p.add_argument("--metadata", action="store_true", help="also write the kernel metadata (.json)")
     p.add_argument("--stats", action="store_true",
                    help="print per kernel: instructions, VGPRs/SGPRs/AGPRs, LDS, scratch, waves per SIMD")
+    p.add_argument("--bundle", action="store_true",
+                   help="write one clang offload bundle (.hipfb) per file holding every target's code object")
     p.add_argument("--keep-going", action="store_true", help="translate the other files after a failure")
     p.add_argument("--json", action="store_true", help="print a JSON summary instead of text")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
@@ -96,18 +102,18 @@ class _Outputs:
     """Where each (file, target)'s outputs go: ``-o`` is the code object's path for one file
     and one target (its side outputs beside it), else a directory."""
 
-    def __init__(self, spec: str | None, files: list[Path], arches: list[str]) -> None:
+    def __init__(self, spec: str | None, files: list[Path], arches: list[str], bundle: bool = False) -> None:
         out = Path(spec if spec is not None else ".")
         as_dir = spec is None or spec.endswith(("/", os.sep)) or out.is_dir()
-        count = len(files) * len(arches)
+        count = len(files) * (1 if bundle else len(arches))
         self.single_file = count == 1 and not as_dir
-        self.path = out
+        self.path, self.bundled = out, bundle
         if self.single_file:
             if out.suffix in SIDE_SUFFIXES.values():
                 raise _usage(f"-o {spec}: a code object named like a {out.suffix} output would be overwritten "
                              f"by it; name it e.g. {out.with_suffix('.hsaco')}")
             return
-        if not as_dir and (out.exists() or out.suffix == ".hsaco"):
+        if not as_dir and (out.exists() or out.suffix in (".hsaco", ".hipfb")):
             raise _usage(f"-o {spec} names a file, but {len(files)} input{'s' if len(files) != 1 else ''} for "
                          f"{len(arches)} target{'s' if len(arches) != 1 else ''} make {count} code objects: "
                          f"give a directory (-o DIR/)")
@@ -125,8 +131,13 @@ class _Outputs:
     def hsaco(self, f: Path, arch: str) -> Path:
         return self.path if self.single_file else self.path / f"{f.stem}.{arch}.hsaco"
 
+    def bundle(self, f: Path) -> Path:
+        return self.path if self.single_file else self.path / f"{f.stem}.hipfb"
+
     def side(self, f: Path, arch: str, kind: str) -> Path:
         suffix = SIDE_SUFFIXES[kind]
+        if self.single_file and self.bundled:         # several targets beside one bundle: k.gfx90a.ll
+            return self.path.parent / f"{self.path.stem}.{arch}{suffix}"
         return self.path.with_suffix(suffix) if self.single_file else self.path / f"{f.stem}.{arch}{suffix}"
 
 
@@ -150,7 +161,8 @@ def _translate_one(args, f: Path, arch: str, outs: _Outputs, can_link: bool) -> 
     written: list[Path] = []
     if can_link:
         obj = link_unlinked(u)
-        written.append(obj.save(outs.hsaco(f, arch)))
+        if not outs.bundled:                      # bundled objects are written together, per file
+            written.append(obj.save(outs.hsaco(f, arch)))
     for wanted, kind, text in ((args.emit_llvm, "llvm", lambda: u.llvm_ir), (args.emit_asm, "asm", u.asm)):
         if wanted:
             written.append(outs.side(f, arch, kind))
@@ -168,7 +180,7 @@ def cmd_translate(args) -> int:
 
     arches = _targets(args.arch)
     files = [Path(f) for f in args.files]
-    outs = _Outputs(args.output, files, arches)
+    outs = _Outputs(args.output, files, arches, bundle=args.bundle)
     can_link = linker_available()
     if not can_link and not (args.emit_llvm or args.emit_asm):
         print(f"error: {MISSING_LINKER}", file=sys.stderr)     # nothing this run could write
@@ -177,6 +189,7 @@ def cmd_translate(args) -> int:
     jobs = [(f, a) for f in files for a in arches]
     progress = len(jobs) > 1 and not args.quiet and not args.json
     summary, failed = [], 0
+    bundles: dict[Path, dict[str, bytes]] = {}
     for n, (f, arch) in enumerate(jobs, 1):
         t0 = time.perf_counter()
         if progress:
@@ -199,6 +212,10 @@ def cmd_translate(args) -> int:
         dt = time.perf_counter() - t0
         if progress:
             print(f" ok ({dt:.1f} s)", file=sys.stderr)
+        if args.bundle:
+            bundles.setdefault(f, {})[arch] = obj.hsaco
+            if len(bundles[f]) == len(arches):
+                written.insert(0, _write_bundle(outs.bundle(f), bundles[f]))
         result = {**entry, "ok": True, "outputs": [str(p) for p in written], "seconds": round(dt, 3)}
         if args.json or args.stats:
             # Instruction counts need the assembly listing (a second code generation): only
@@ -206,12 +223,28 @@ def cmd_translate(args) -> int:
             result["kernels"] = obj.stats(instructions=args.stats or args.emit_asm)
         summary.append(result)
         if not args.quiet and not args.json:
-            print(f"{written[0]}: {len(obj.kernels)} kernel{'s' if len(obj.kernels) != 1 else ''}, "
-                  f"{len(obj.hsaco)} bytes")
-            if args.stats:
-                print(_stats_table(str(f), arch, result["kernels"]))
+            _report(args, f, arch, obj, result, written, bundles.get(f), len(arches))
     if args.json:
         print(json.dumps({"results": summary, "failed": failed}, indent=2))
     elif failed and not args.quiet and len(jobs) > 1:
         print(f"{failed} of {len(jobs)} translations failed", file=sys.stderr)
     return 1 if failed else 0
+
+
+def _write_bundle(path: Path, objects: dict[str, bytes]) -> Path:
+    from ..amdgpu.bundle import write_bundle
+    path.write_bytes(write_bundle(objects))
+    return path
+
+
+def _report(args, f: Path, arch: str, obj, result: dict, written: list[Path], bundled: dict | None,
+            n_arches: int) -> None:
+    """One line per code object written (per bundle, once all its targets are in it)."""
+    kernels = f"{len(obj.kernels)} kernel{'s' if len(obj.kernels) != 1 else ''}"
+    if bundled is None:
+        print(f"{written[0]}: {kernels}, {len(obj.hsaco)} bytes")
+    elif len(bundled) == n_arches:
+        print(f"{written[0]}: {kernels}, {n_arches} target{'s' if n_arches != 1 else ''} "
+              f"({', '.join(bundled)}), {written[0].stat().st_size} bytes")
+    if args.stats:
+        print(_stats_table(str(f), arch, result["kernels"]))
