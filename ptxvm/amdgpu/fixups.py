@@ -162,6 +162,12 @@ def _memory_accesses(hooks: AmdgpuHooks, fl: FunctionLowering, instrs: list[ir.I
             hit = resolve(i.operands[0])
             if hit is not None:
                 _scope_atomic(hooks, fl, i, hit[0])
+                converted.add(id(hit[0]))
+            continue
+        if type(i) in _NATIVE_ATOMICS:            # atom/red lowered with their own ordering and scope
+            hit = resolve(i.operands[0])
+            if hit is not None:
+                converted.add(id(hit[0]))
             continue
         if type(i) is llins.LoadInstr:
             hit = resolve(i.operands[0])
@@ -200,6 +206,8 @@ def _retarget(i: ir.Instruction, acc: Access, offset: int) -> None:
 
 _SHARED_ATOMICS = {llins.LoadAtomicInstr: ScopedLoadAtomic, llins.CmpXchg: ScopedCmpXchg,
                    llins.AtomicRMW: ScopedAtomicRMW}
+# What ``AmdgpuAtomics.native_atomic`` emits: already ordered and scoped as the PTX says.
+_NATIVE_ATOMICS = (ScopedAtomicRMW, ScopedCmpXchg, ScopedLoadAtomic)
 
 
 def _scope_atomic(hooks: AmdgpuHooks, fl: FunctionLowering, i: ir.Instruction, acc: Access) -> None:
