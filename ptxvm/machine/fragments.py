@@ -1,0 +1,221 @@
+"""Tensor-core fragment layouts (PTX ISA 9.0 §9.7.14), shared by every executor.
+
+A *fragment* is the part of a matrix one lane of a warp holds in the registers of a brace vector
+operand. ``fragment(op, shape, role, elem)`` says, for every (lane, element) of a warp's
+fragments, which (row, col) of the matrix it is: element ``e`` of a lane lies in register
+``e // per_reg``, bits ``[(e % per_reg) * elem_bits, ...)`` (the low element first).
+
+* ``mma`` (§9.7.14.5.x "Matrix Fragments for mma.m*n*k*"): the ISA's figures all follow one
+  rule, which ``_mma_coords`` states: A (M x K) is cut into 8-row "core" blocks of one 32-bit
+  register per lane, ordered row block fastest; in a core block lane ``l`` holds row
+  ``l >> 2`` (groupID), columns ``(l % 4) * per_reg + j`` (threadID_in_group). B (K x N) is the
+  same with rows and columns exchanged; C/D (M x 8) holds pairs: row ``8 * block + groupID``,
+  columns ``(l % 4) * 2 + {0, 1}``.
+* ``wmma`` (§9.7.14.4.1): the ISA fixes the register count and types but says the distribution
+  of the matrix over the lanes is unspecified and target dependent. ptxvm's choice
+  (``specified`` is False): lane-major, row-major: lane ``l`` holds elements
+  ``l * E .. l * E + E - 1`` of the row-major matrix, E = rows * cols / 32; fragments with
+  more registers than that (f16 A/B) repeat the matrix (``copies``), and an mma reads copy 0.
+* ``ldmatrix``/``stmatrix``/``movmatrix`` (§9.7.14.5.15-17): ``ldmatrix_coords``.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+from functools import cache
+
+import numpy as np
+
+from ..resources import data_dir
+
+WARP = 32
+ROLES = ("a", "b", "c", "d")
+
+
+class FragmentError(ValueError):
+    """A shape/role/type combination the PTX ISA does not define."""
+
+
+@dataclass(frozen=True)
+class Fragment:
+    op: str                  # "wmma" | "mma"
+    shape: str               # "m16n8k16"
+    role: str                # "a" | "b" | "c" (d is laid out as c)
+    elem: str                # element type: f16 bf16 tf32 f32 f64 s32 s8 u8 s4 u4 b1 e4m3 e5m2
+    rows: int
+    cols: int
+    regs: int                # registers of the brace vector
+    reg_bits: int            # 64 for .f64 fragments, else 32
+    elem_bits: int
+    per_reg: int             # elements packed per register
+    copies: int              # times a warp's fragments cover the matrix (wmma f16 A/B: > 1)
+    specified: bool          # the ISA fixes the layout (mma); False: ptxvm's choice (wmma)
+    coords: np.ndarray       # int32 [32, regs * per_reg, 2]: (row, col) of each lane's element
+
+    @property
+    def elements(self) -> int:
+        """Elements per lane."""
+        return self.regs * self.per_reg
+
+
+def shape_mnk(shape: str) -> tuple[int, int, int]:
+    m = re.fullmatch(r"m(\d+)n(\d+)k(\d+)", shape)
+    if m is None:
+        raise FragmentError(f"`{shape}` is not a matrix shape (m<M>n<N>k<K>)")
+    return int(m.group(1)), int(m.group(2)), int(m.group(3))
+
+
+@cache
+def _table() -> dict:
+    return tomllib.loads((data_dir("isa") / "matrix.toml").read_text(encoding="utf-8"))
+
+
+def element_bits(elem: str) -> int:
+    bits = _table()["elements"].get(elem)
+    if bits is None:
+        raise FragmentError(f"`.{elem}` is not a tensor-core element type")
+    return bits
+
+
+def _dims(shape: str, role: str) -> tuple[int, int]:
+    m, n, k = shape_mnk(shape)
+    return {"a": (m, k), "b": (k, n), "c": (m, n), "d": (m, n)}[role]
+
+
+def mma_combinations() -> tuple[dict, ...]:
+    """The `[[mma]]` entries of isa/matrix.toml (shape, ab, acc, mixed, sm)."""
+    return tuple(_table()["mma"])
+
+
+def mma_sm(shape: str, atype: str, btype: str, ctype: str, dtype: str) -> int:
+    """Minimum sm of an mma.sync combination; FragmentError naming what is wrong if none."""
+    shapes = [c for c in mma_combinations() if c["shape"] == shape]
+    if not shapes:
+        raise FragmentError(f"mma shape `.{shape}` is not executable (known: "
+                            f"{', '.join(sorted({c['shape'] for c in mma_combinations()}))})")
+    for c in shapes:
+        ab = c["ab"]
+        if atype in ab and btype in ab and (c.get("mixed") or atype == btype) \
+                and ctype in c["acc"] and dtype in c["acc"]:
+            return int(c["sm"])
+    raise FragmentError(f"mma `.{shape}` does not take `.{dtype}.{atype}.{btype}.{ctype}` "
+                        f"(d.a.b.c); it takes: " + "; ".join(
+                            f"a/b {'/'.join(c['ab'])} with c/d {'/'.join(c['acc'])}" for c in shapes))
+
+
+@cache
+def fragment(op: str, shape: str, role: str, elem: str) -> Fragment:
+    """The layout of one fragment (see the module docstring); FragmentError if undefined."""
+    if role not in ROLES:
+        raise FragmentError(f"fragment role must be one of {ROLES}, not {role!r}")
+    role = "c" if role == "d" else role
+    bits = element_bits(elem)
+    rows, cols = _dims(shape, role)
+    reg_bits = 64 if elem == "f64" else 32
+    per_reg = reg_bits // bits if elem != "f64" else 1
+    if op == "wmma":
+        regs = _wmma_regs(shape, role, elem)
+        coords = _wmma_coords(rows, cols, regs * per_reg)
+        specified = False
+    elif op == "mma":
+        regs = rows * cols // (WARP * per_reg)
+        if shape not in {c["shape"] for c in mma_combinations()} or regs < 1:
+            raise FragmentError(f"mma has no `.{shape}` fragment of `.{elem}`")
+        coords = _mma_coords(shape, role, per_reg, regs)
+        specified = True
+    else:
+        raise FragmentError(f"no fragment layout for `{op}`")
+    copies = WARP * regs * per_reg // (rows * cols)
+    coords.setflags(write=False)
+    return Fragment(op, shape, role, elem, rows, cols, regs, reg_bits, bits, per_reg, copies,
+                    specified, coords)
+
+
+def _wmma_regs(shape: str, role: str, elem: str) -> int:
+    entry = _table()["wmma"].get(shape)
+    if entry is None:
+        raise FragmentError(f"wmma shape `.{shape}` does not exist (known: "
+                            f"{', '.join(_table()['wmma'])})")
+    regs = entry[role].get(elem)
+    if regs is None:
+        raise FragmentError(f"wmma `.{shape}` has no `{role}` fragment of `.{elem}` (it takes "
+                            f"{', '.join('.' + t for t in entry[role])})")
+    return int(regs)
+
+
+def _wmma_coords(rows: int, cols: int, per_lane: int) -> np.ndarray:
+    once = rows * cols // WARP            # elements of one copy per lane
+    lane = np.arange(WARP)[:, None]
+    e = np.arange(per_lane)[None, :]
+    q = lane * once + e % once
+    return np.stack([q // cols, q % cols], axis=-1).astype(np.int32)
+
+
+def _mma_coords(shape: str, role: str, per_reg: int, regs: int) -> np.ndarray:
+    lane = np.arange(WARP)[:, None, None]
+    group, tig = lane >> 2, lane & 3
+    r = np.arange(regs)[None, :, None]
+    j = np.arange(per_reg)[None, None, :]
+    m, n, k = shape_mnk(shape)
+    if role == "a":
+        blocks = m // 8                           # row blocks of 8
+        row = (r % blocks) * 8 + group
+        col = (r // blocks) * 4 * per_reg + tig * per_reg + j
+    elif role == "b":
+        row = r * 4 * per_reg + tig * per_reg + j
+        col = group + 0 * j
+    else:
+        # Accumulators: element pairs (c0, c1), (c2, c3), ... one pair per 8-row block.
+        e = r * per_reg + j
+        row = (e // 2) * 8 + group
+        col = tig * 2 + (e % 2)
+    out = np.stack(np.broadcast_arrays(row, col), axis=-1)
+    return out.reshape(WARP, regs * per_reg, 2).astype(np.int32)
+
+
+# ------------------------------------------------------------ ldmatrix / stmatrix / movmatrix
+
+LDMATRIX_COUNT = {"x1": 1, "x2": 2, "x4": 4}
+
+
+def ldmatrix_row_lanes(num: str) -> np.ndarray:
+    """For ``.x1/.x2/.x4``: [matrices, 8] the lane whose address operand is each row of each
+    8x8 matrix (threads 0-7 the rows of matrix 0, 8-15 of matrix 1, ...; §9.7.14.5.15)."""
+    count = LDMATRIX_COUNT[num]
+    return np.arange(count * 8, dtype=np.int32).reshape(count, 8)
+
+
+@cache
+def ldmatrix_coords(trans: bool) -> np.ndarray:
+    """[32, 2] (row, col) in an 8x8 matrix of 16-bit elements of each lane's two elements of the
+    register that holds that matrix: row ``lane >> 2``, columns ``(lane % 4) * 2 + {0, 1}``;
+    with ``.trans`` the matrix is read transposed (row and column exchanged)."""
+    lane = np.arange(WARP)[:, None]
+    j = np.arange(2)[None, :]
+    row, col = np.broadcast_arrays(lane >> 2, (lane & 3) * 2 + j)
+    out = np.stack([col, row] if trans else [row, col], axis=-1).astype(np.int32)
+    out.setflags(write=False)
+    return out
+
+
+def gather(frag: Fragment, matrix: np.ndarray) -> np.ndarray:
+    """[..., rows, cols] element values -> [..., 32, elements]: what each lane holds."""
+    return matrix[..., frag.coords[..., 0], frag.coords[..., 1]]
+
+
+def scatter(frag: Fragment, values: np.ndarray, copy: int = 0) -> np.ndarray:
+    """[..., 32, elements] -> [..., rows, cols]: the matrix the warp's fragments hold (for
+    duplicated wmma fragments, copy ``copy``)."""
+    once = frag.rows * frag.cols // WARP
+    sel = slice(copy * once, (copy + 1) * once) if frag.copies > 1 else slice(None)
+    c = frag.coords[:, sel]
+    out = np.zeros(values.shape[:-2] + (frag.rows, frag.cols), dtype=values.dtype)
+    out[..., c[..., 0], c[..., 1]] = values[..., :, sel]
+    return out
+
+
+__all__ = ["Fragment", "FragmentError", "fragment", "shape_mnk", "element_bits", "mma_sm",
+           "mma_combinations", "ldmatrix_row_lanes", "ldmatrix_coords", "gather", "scatter",
+           "LDMATRIX_COUNT", "WARP"]
