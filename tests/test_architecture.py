@@ -33,8 +33,11 @@ ALLOWED: dict[str, frozenset[str]] = {
     "driver": frozenset({"frontend", "ir", "passes", "machine", "interp", "lift", "backend", "jit", "amdgpu"}),
     "testing": frozenset({"frontend", "ir", "passes", "machine", "interp", "lift", "backend", "jit", "amdgpu",
                           "driver"}),
+    # Campaigns (ptxvm fuzz at scale) run the differential-testing tools on many kernels.
+    "campaign": frozenset({"frontend", "ir", "passes", "machine", "interp", "lift", "backend", "jit", "amdgpu",
+                           "driver", "testing"}),
     "cli": frozenset({"frontend", "ir", "passes", "machine", "interp", "lift", "backend", "jit", "amdgpu",
-                      "driver", "testing"}),
+                      "driver", "testing", "campaign"}),
 }
 # Front doors sit on top, like the CLI: the numba and Triton bridges and the pytest plugin.
 for _door in ("numba", "triton"):

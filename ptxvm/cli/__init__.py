@@ -464,6 +464,8 @@ examples:
     add_info(sub, fmt)
     from .cache import add_parser as add_cache
     add_cache(sub, fmt)
+    from .fuzz import add_parser as add_fuzz
+    add_fuzz(sub, fmt)
     return ap
 
 
@@ -526,7 +528,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 # Packages only some commands need, and how to get them.
 _OPTIONAL_PACKAGES = {"llvmlite": "pip install llvmlite (the host JIT, --device cpu, and translate use it)",
-                      "ziglang": "pip install 'ptxvm[amdgpu]' (ld.lld links AMD GPU code objects)"}
+                      "ziglang": "pip install 'ptxvm[amdgpu]' (ld.lld links AMD GPU code objects)",
+                      "hypothesis": "pip install 'ptxvm[cluster]' (`ptxvm fuzz` draws kernels with hypothesis)",
+                      "distributed": "pip install 'ptxvm[cluster]' (`--cluster` runs on Dask distributed)",
+                      "dask": "pip install 'ptxvm[cluster]' (`--cluster` runs on Dask distributed)"}
 
 
 def _internal(e: BaseException) -> int:
