@@ -11,6 +11,8 @@ from ptxvm.lift import ops as lift_ops
 # The chapter files both trees share; helper modules (common, formulas, slices) register nothing.
 CHAPTERS = {"arith", "integer", "logic", "floating", "compare", "move", "convert", "memory", "sync",
             "atomics", "async_copy", "control", "warp"}
+# Chapters the interpreter has before the lifter (issue 15: the tensor-core lowering comes later).
+INTERP_FIRST = {"matrix"}
 
 
 def _chapter_of(registry: dict) -> dict[str, str]:
@@ -28,7 +30,7 @@ def test_each_opcode_lives_in_the_same_named_chapter_in_both_trees() -> None:
 
 def test_implementations_sit_only_in_chapter_files_both_trees_have() -> None:
     used = set(_chapter_of(interp_ops.load_all()).values()) | set(_chapter_of(lift_ops.LOWERINGS).values())
-    assert used <= CHAPTERS, sorted(used - CHAPTERS)
+    assert used <= CHAPTERS | INTERP_FIRST, sorted(used - CHAPTERS - INTERP_FIRST)
     for pkg in (interp_ops, lift_ops):
         files = {p.stem for p in Path(pkg.__file__).parent.glob("*.py")}
         assert CHAPTERS <= files, (pkg.__name__, sorted(CHAPTERS - files))
