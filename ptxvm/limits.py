@@ -39,6 +39,14 @@ class Limits:
     # The watchdog: instructions one thread may run in a launch (an endless loop stops within
     # seconds on the interpreter; a launch's max_steps= / --max-steps overrides it).
     steps_per_thread: int = 500_000
+    # The device a cooperative launch runs on keeps this many CTAs resident at once (a grid
+    # barrier needs every CTA of the grid running; CUDA refuses a larger cooperative grid with
+    # cudaErrorCooperativeLaunchTooLarge). Their memory together must also fit batch_memory.
+    cooperative_ctas: int = 1024
+    # Dynamic parallelism (CDP2): child grids pending at once (CUDA's
+    # cudaLimitDevRuntimePendingLaunchCount default) and nesting depth (CUDA's hardware limit, 24).
+    cdp_pending_launches: int = 2048
+    cdp_depth: int = 24
 
     def check(self, name: str, asked: int, what: str, *, where: str = "") -> None:
         """Raise ``ResourceError`` unless ``asked`` fits the limit ``name``."""
@@ -52,7 +60,8 @@ class Limits:
 
 
 # Limits that count things rather than bytes.
-COUNTS = frozenset({"call_depth", "registers_per_function", "threads_per_grid", "steps_per_thread"})
+COUNTS = frozenset({"call_depth", "registers_per_function", "threads_per_grid", "steps_per_thread",
+                    "cooperative_ctas", "cdp_pending_launches", "cdp_depth"})
 
 
 def describe(n: int, size: bool = True) -> str:

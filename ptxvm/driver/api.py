@@ -31,7 +31,8 @@ from .. import limits
 from ..errors import LaunchError, PtxSyntaxError
 from ..ir import nodes as ir
 from ..ir.resources import check_resources
-from ..machine.launch import LaunchStats
+from ..machine.cooperative import check_resident
+from ..machine.launch import Geometry, LaunchStats
 from . import executors
 from .arrays import LAUNCH_LOCK, Device, DeviceArray, default_device, to_device  # noqa: F401
 
@@ -184,22 +185,33 @@ class Kernel:
         return lambda *args, **kw: self(grid, block, args, shared_mem=shared, **kw)
 
     def __call__(self, grid, block, args=(), shared_mem: int = 0, device: str | None = None,
-                 max_steps: int | None = None, trace=None, trace_out=None) -> LaunchStats:
+                 max_steps: int | None = None, trace=None, trace_out=None,
+                 cooperative: bool = False) -> LaunchStats:
         """Launch; ``trace`` is an iterable of (block, thread) pairs (ints or 1-3 tuples) whose
-        executed instructions are written to ``trace_out`` (default: stderr)."""
+        executed instructions are written to ``trace_out`` (default: stderr). ``cooperative``:
+        as ``cudaLaunchCooperativeKernel``, every block resident at once and cooperative groups'
+        grid workspace provided, so ``this_grid().sync()`` works (``machine.cooperative``)."""
         args = _check_call(args, shared_mem, device, max_steps)
+        if not isinstance(cooperative, (bool, np.bool_)):
+            raise LaunchError(f"cooperative must be True or False, got {type(cooperative).__name__} {cooperative!r}")
         executor = executors.require(device or default_launch_device())
         if trace and not executor.capabilities.trace:
             able = " or ".join(f"device='{n}'" for n in executors.with_capability("trace"))
             raise LaunchError(f"--trace/trace= needs {able}")
+        if cooperative and not executor.capabilities.cooperative:
+            able = ", ".join(f"'{n}'" for n in executors.with_capability("cooperative"))
+            raise LaunchError(f"device '{executor.name}' does not run cooperative launches yet; "
+                              f"devices that do: {able}")
         g, b = self._geometry(grid, block)
+        if cooperative:
+            check_resident(self.name, Geometry(g, b))
         lim = limits.current()
         lim.check("shared_per_block", int(shared_mem), "the launch's dynamic shared memory (shared_mem)")
         if len(args) != len(self.params):
             sig = ", ".join(map(str, self.params))
             raise LaunchError(f"kernel `{self.name}` takes {len(self.params)} arguments ({sig}), got {len(args)}")
         request = executors.LaunchRequest(self, g, b, args, int(shared_mem), max_steps,
-                                          _trace_ids(trace, g, b), trace_out)
+                                          _trace_ids(trace, g, b), trace_out, bool(cooperative))
         with LAUNCH_LOCK:
             # Host executors set self.stats themselves, also when the launch faults.
             self.stats = executor.launch(request)

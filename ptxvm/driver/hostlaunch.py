@@ -8,9 +8,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from .. import limits
 from ..errors import LaunchError
-from ..machine.launch import Geometry, LaunchStats
+from ..machine import cdp, cooperative
+from ..machine.launch import Environment, Geometry, LaunchStats
 from ..machine.symbols import param_block
 from .args import bind
 from .arrays import default_device
@@ -22,7 +25,8 @@ class HostBackend:
     key: str                       # the program cache key (the executor's name)
     # prepare(module IR, kernel IR, module image, dynamic shared bytes) -> program with .symbols
     prepare: Callable[..., Any]
-    # run(program, geometry, memory, params, max_steps, stats): the launch, filling stats
+    # run(program, geometry, memory, params, max_steps, stats, env): the launch, filling stats
+    # (env: machine.launch.Environment, the %envreg values and device runtime of the launch)
     run: Callable[..., None]
     share_arrays: bool             # works on writable numpy arguments in place (else copies)
 
@@ -39,11 +43,22 @@ def launch_on_host(request: LaunchRequest, backend: HostBackend) -> LaunchStats:
         try:
             params = param_block(kernel.ir, program.symbols, binding.raw)
             stats = LaunchStats()
+            ir_module = kernel.module.ir
+            runtime = cdp.DeviceRuntime.for_module(dev.memory, ir_module, dev.image(kernel.module).functions) \
+                if cdp.uses_device_runtime(ir_module) else None
+            env, workspace = cooperative.environment(dev.memory, ir_module, request.cooperative, runtime)
+            max_steps = request.max_steps or limits.current().steps_per_thread
             try:
                 backend.run(program, Geometry(request.grid, request.block), dev.memory, params,
-                            request.max_steps or limits.current().steps_per_thread, stats)
+                            max_steps, stats, env)
+                if runtime is not None:
+                    _run_children(kernel, dev, backend, runtime, max_steps, stats)
             finally:
+                if runtime is not None:
+                    runtime.release()
                 kernel.stats = stats
+                if workspace is not None:
+                    dev.memory.free(workspace)
         finally:
             wrote_readonly = binding.finish(dev)
     if wrote_readonly:
@@ -51,6 +66,24 @@ def launch_on_host(request: LaunchRequest, backend: HostBackend) -> LaunchStats:
                           f"{', '.join(f'`{n}`' for n in wrote_readonly)}; pass writable arrays "
                           "to receive the writes")
     return stats
+
+
+def _run_children(kernel, dev, backend: HostBackend, runtime, max_steps: int, stats: LaunchStats) -> None:
+    """The grids the launch's kernels launched from the device (``machine.cdp``), after it."""
+    from .api import Kernel
+    module = kernel.module
+    hint = cooperative.trap_hint(module.ir, False)
+
+    def run_grid(child: cdp.ChildGrid, sub: cdp.DeviceRuntime) -> None:
+        k = Kernel(module, module.ir.kernels[child.kernel])
+        program = _program(k, dev, child.shared, backend)
+        _check_cta(k.name, program, child.block, child.shared)
+        params = np.zeros(max((len(child.params) + 15) // 16 * 16, 16), dtype=np.uint8)
+        params[:len(child.params)] = np.frombuffer(child.params, dtype=np.uint8)
+        env = Environment(trap_hint=hint, runtime=sub)
+        backend.run(program, Geometry(child.grid, child.block), dev.memory, params, max_steps, stats, env)
+
+    cdp.complete(runtime, run_grid)
 
 
 def _program(kernel, dev, shared_mem: int, backend: HostBackend):

@@ -16,7 +16,8 @@ from ..errors import DeadlockError, KernelFault, LaunchError, TrapError, Watchdo
 from ..ir import nodes as ir
 from ..machine import reports
 from ..machine.image import ModuleImage
-from ..machine.launch import Geometry, LaunchStats
+from ..machine import cooperative
+from ..machine.launch import PLAIN, Environment, Geometry, LaunchStats
 from ..machine.memory import DeviceMemory, MemoryFault
 from ..machine.reports import BarrierWait, BlockWait, WaitSite, kernel_fault
 from ..machine.symbols import layout
@@ -54,11 +55,13 @@ def memory_budget_default() -> int:
 def run_kernel(program: Program, geometry: Geometry, memory: DeviceMemory, params: np.ndarray,
                dynamic_shared: int = 0, max_steps: int = DEFAULT_MAX_STEPS,
                memory_budget: int | None = None, stats: LaunchStats | None = None,
-               out=None, trace: frozenset[int] | None = None) -> LaunchStats:
+               out=None, trace: frozenset[int] | None = None, env: Environment = PLAIN) -> LaunchStats:
     """Run every CTA of the launch; ``trace`` holds global linear thread ids to trace.
 
     CTAs run in batches of as many as fit ``memory_budget`` bytes of registers, shared and local
     memory (default: :func:`memory_budget_default`); each batch runs to completion before the next.
+    A cooperative launch (``env``) runs as one batch: a grid barrier needs every CTA running while
+    the others spin (lowest-PC-first scheduling with its fairness turns interleaves them).
     """
     _check_max_steps(max_steps)
     stats = stats or LaunchStats()
@@ -68,10 +71,15 @@ def run_kernel(program: Program, geometry: Geometry, memory: DeviceMemory, param
     regs = max(len(program.ops), 8)
     per_cta = tpc * (regs * 8 + sym.local_bytes + 64) + sym.shared_bytes
     ctas_per_batch = max(1, min(geometry.ctas, memory_budget // max(per_cta, 1)))
+    if env.cooperative:
+        cooperative.check_memory(program.kernel.name, geometry, per_cta)
+        ctas_per_batch = geometry.ctas
+    envreg = np.array(env.envreg, dtype=np.uint32)
     for first in range(0, geometry.ctas, ctas_per_batch):
         n = min(ctas_per_batch, geometry.ctas - first)
         b = Batch(geometry, first, n, memory, params, sym.shared_bytes, sym.local_bytes, dynamic_shared)
         b.program = program
+        b.env, b.envreg = env, envreg
         b.stack_base = sym.frame_bytes.get(program.kernel.name, 0)     # first `.func` frame
         base = first * tpc
         b.trace = np.array(sorted(t - base for t in trace if base <= t < base + b.n), dtype=np.int64) \
@@ -299,7 +307,8 @@ def _op_error(program: Program, b: Batch, op, e: Exception):
         return _fault(KernelFault, program, b, e.lane, e.message, op, address=e.address, space=e.space)
     if isinstance(e, StackFault):
         return _fault(KernelFault, program, b, e.lane, e.message, op, address=e.address)
-    return _fault(TrapError, program, b, e.lane, e.message, op)
+    hint = getattr(b, "env", PLAIN).trap_hint if op.ins.opcode == "trap" else ""
+    return _fault(TrapError, program, b, e.lane, e.message + hint, op)
 
 
 def _thread_of(b: Batch, lane: int) -> tuple[tuple[int, int, int], tuple[int, int, int]]:

@@ -270,7 +270,7 @@ def add_driver(llmod: ir.Module, kernel: ir.Function, record_bytes: int, name: s
     # Each call may run QUANTUM instructions before yielding, within the launch's budget.
     steps = b.load(field_ptr(b, thr, L.T_STEPS, I64))
     budget = ld(L.X_BUDGET)
-    quantum = b.add(steps, I64(L.QUANTUM))
+    quantum = b.add(steps, ld(L.X_QUANTUM))      # QUANTUM; short in cooperative launches
     b.store(b.select(b.icmp_unsigned("<", quantum, budget), quantum, budget), field_ptr(b, thr, L.T_LIMIT, I64))
     st1 = b.call(kernel, [ctx, thr])
     ran = b.sub(b.load(field_ptr(b, thr, L.T_STEPS, I64)), steps)

@@ -21,9 +21,9 @@ import numpy as np
 from .. import limits
 from ..errors import DeadlockError, KernelFault, TrapError, WatchdogError
 from ..lift.module import Site
-from ..machine import heap, reports
+from ..machine import cooperative, heap, reports
 from ..machine.addressmap import GLOBAL_BASE, LOCAL_BASE, SHARED_BASE, window_of
-from ..machine.launch import Geometry, LaunchStats
+from ..machine.launch import PLAIN, Environment, Geometry, LaunchStats
 from ..machine.memory import DeviceMemory, MemoryFault
 from ..machine.printf import format_printf
 from ..machine.reports import BarrierWait, BlockWait, WaitSite, cp_async_too_big, kernel_fault
@@ -46,8 +46,9 @@ class _Launch:
     """One launch: the shared tables every batch uses."""
 
     def __init__(self, program: JitProgram, geometry: Geometry, memory: DeviceMemory, params: np.ndarray,
-                 dynamic_shared: int, max_steps: int) -> None:
-        self.program, self.geometry, self.memory = program, geometry, memory
+                 dynamic_shared: int, max_steps: int, env: Environment = PLAIN) -> None:
+        self.program, self.geometry, self.memory, self.env = program, geometry, memory, env
+        self.envreg = np.array(env.envreg, dtype=np.uint32)
         self.params = np.ascontiguousarray(params, dtype=np.uint8)
         sym = program.symbols
         names = program.lifted.symbols
@@ -67,6 +68,9 @@ class _Launch:
         c[L.X_BUDGET] = max_steps
         c[L.X_DYN_SHARED] = dynamic_shared
         c[L.X_PARAM_SIZE] = self.params.size
+        c[L.X_ENVREG] = self.envreg.ctypes.data
+        # A thread spinning on a grid barrier yields soon, so the CTAs it waits for run.
+        c[L.X_QUANTUM] = cooperative.SPIN_QUANTUM if env.cooperative else L.QUANTUM
         lim = limits.current()
         c[L.X_CALL_DEPTH], c[L.X_STACK_LIMIT] = lim.call_depth, lim.stack_per_thread
         lim.check("stack_per_thread", program.kernel_stack, f"kernel `{program.kernel.name}`'s `.param` "
@@ -93,13 +97,18 @@ class _Launch:
 
 def run_kernel(program: JitProgram, geometry: Geometry, memory: DeviceMemory, params: np.ndarray,
                dynamic_shared: int, max_steps: int, stats: LaunchStats | None = None, out=None,
-               memory_budget: int = DEFAULT_MEMORY_BUDGET) -> LaunchStats:
+               memory_budget: int = DEFAULT_MEMORY_BUDGET, env: Environment = PLAIN) -> LaunchStats:
+    """Run every CTA, in batches of as many as fit ``memory_budget``; a cooperative launch
+    (``env``) as one batch, every CTA resident while a grid barrier spins."""
     stats = stats if stats is not None else LaunchStats()
-    launch = _Launch(program, geometry, memory, params, dynamic_shared, max_steps)
+    launch = _Launch(program, geometry, memory, params, dynamic_shared, max_steps, env)
     tpc = geometry.threads_per_cta
     sym = program.symbols
     per_cta = tpc * (program.record_bytes + program.local_window) + sym.shared_bytes + CTA_EXTRA(tpc, program.exchanges)
     ctas_per_batch = max(1, min(geometry.ctas, memory_budget // max(per_cta, 1)))
+    if env.cooperative:
+        cooperative.check_memory(program.kernel.name, geometry, per_cta)
+        ctas_per_batch = geometry.ctas
     for first in range(0, geometry.ctas, ctas_per_batch):
         n = min(ctas_per_batch, geometry.ctas - first)
         _Batch(launch, first, n, stats, out or sys.stdout).run()
@@ -411,7 +420,7 @@ class _Batch:
                 raise self._error(TrapError, t, cp_async_too_big(site.instruction))
             if what == "brx.idx":
                 raise self._error(TrapError, t, f"`brx.idx` index is past the targets of `{site.instruction.operands[1]}`")
-            raise self._error(TrapError, t, f"`{what}` executed")
+            raise self._error(TrapError, t, f"`{what}` executed" + (self.launch.env.trap_hint if what == "trap" else ""))
         if st == L.State.ASSERT:
             raise self._error(TrapError, t, self._assert_text(t))
         addr, kind, size = int(v["fault_addr"][t]), int(v["fault_kind"][t]), int(v["fault_size"][t])

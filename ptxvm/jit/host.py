@@ -298,7 +298,7 @@ class HostHooks(CheckedMemory, TargetHooks):
         stop = b.load_atomic(b.gep(host_state(fl).ctx, [I64(L.X_STOP)]), "monotonic", 8)
         b.cbranch(b.icmp_unsigned("!=", stop, I64(0)), intr, spin)
         b.position_at_end(spin)
-        quantum = b.add(n, I64(L.QUANTUM))
+        quantum = b.add(n, self.ctx(fl, L.X_QUANTUM))     # short in cooperative launches
         nxt = b.select(b.icmp_unsigned("<", quantum, budget), quantum, budget)
         if fl.is_kernel and fl.ml.may_spin:
             self.stop(fl, L.State.YIELD, 0, None)
@@ -421,6 +421,8 @@ class HostHooks(CheckedMemory, TargetHooks):
         read = _SREGS.get(name)
         if read is None and name.startswith("%reserved_smem_offset"):
             read = _zero
+        if read is None and name.startswith("%envreg"):
+            read = _envreg
         if read is None:
             raise fl.unsupported(ins, f"reads special register `{name}`, which the host JIT does not provide")
         return read(self, fl, {"x": 0, "y": 1, "z": 2}.get(component or "x", 0), name, bits)
@@ -478,6 +480,13 @@ def _dynamic_smem(h: HostHooks, fl: FunctionLowering, comp: int, name: str, bits
 
 def _total_smem(h: HostHooks, fl: FunctionLowering, comp: int, name: str, bits: int) -> ir.Value:
     return fl.b.trunc(h.ctx(fl, L.X_SHARED_SIZE), I32)
+
+
+def _envreg(h: HostHooks, fl: FunctionLowering, comp: int, name: str, bits: int) -> ir.Value:
+    """Driver-defined (PTX ISA §10.27): the launch's value (machine.cooperative: the grid workspace)."""
+    b = fl.b
+    table = b.inttoptr(h.ctx(fl, L.X_ENVREG), ir.PointerType(I32))
+    return b.load(b.gep(table, [I32(int(name[len("%envreg"):]))]))
 
 
 _SREGS = {

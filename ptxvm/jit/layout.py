@@ -43,7 +43,9 @@ X_STEPS = 21                     # per batch: instructions run, summed by the dr
 X_CALL_DEPTH = 22                # limits.call_depth: nested `.func` calls a thread may make
 X_STACK_LIMIT = 23               # limits.stack_per_thread: bytes of `.func` frames a thread may use
 X_STOP = 24                      # set (by the executor, from another host thread) to stop: Ctrl-C
-CTX_SLOTS = 25
+X_ENVREG = 25                    # ptr to u32[32]: the launch's %envreg values (machine.cooperative)
+X_QUANTUM = 26                   # instructions a spinning thread runs before it yields (QUANTUM or less)
+CTX_SLOTS = 27
 PENDING = -1                     # ptxvm_run's result when threads of its CTAs wait (none exited in error)
 
 QUANTUM = 1 << 20                # instructions a thread runs before it yields to the others

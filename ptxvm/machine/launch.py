@@ -34,3 +34,23 @@ class LaunchStats:
     steps: int = 0                   # instruction steps (one instruction for a group of threads)
     divergent_steps: int = 0
     batches: int = 0
+
+
+ENVREGS = 32                         # %envreg0..%envreg31 (PTX ISA §10.27)
+
+
+@dataclass(frozen=True, slots=True)
+class Environment:
+    """What the driver gives a launch besides its geometry and `.param` block, the same on every
+    host executor: the driver-defined %envreg values (a cooperative launch's grid workspace,
+    ``machine.cooperative``), whether the launch is cooperative (every CTA resident at once),
+    a hint a `trap` message carries (a grid sync without a cooperative launch) and the device
+    runtime that device-side launches go to (``machine.cdp``; None: no CDP calls expected)."""
+
+    envreg: tuple[int, ...] = (0,) * ENVREGS
+    cooperative: bool = False
+    trap_hint: str = ""
+    runtime: object | None = None
+
+
+PLAIN = Environment()

@@ -9,8 +9,8 @@ def _launch(request: LaunchRequest):
     from ...jit.executor import compile_kernel, run_kernel
     from ..hostlaunch import HostBackend, launch_on_host
 
-    def run(program, geometry, memory, params, max_steps, stats):
-        run_kernel(program, geometry, memory, params, request.shared_mem, max_steps, stats=stats)
+    def run(program, geometry, memory, params, max_steps, stats, env):
+        run_kernel(program, geometry, memory, params, request.shared_mem, max_steps, stats=stats, env=env)
 
     # The JIT gets device copies of numpy arguments, copied back after the launch.
     return launch_on_host(request, HostBackend("cpu", compile_kernel, run, share_arrays=False))
@@ -21,5 +21,6 @@ EXECUTOR = register(Executor(
     # Not deterministic: CTAs run on several host threads, so atomics of different CTAs land in
     # a varying order. No steps: it runs threads one by one, there are no group steps to count.
     Capabilities(host_cpu=True, packages=("llvmlite",), needs_why="compiles the kernel with LLVM",
-                 deterministic=False, measures_steps=False, trace=False, printf=True, heap=True, warp=True),
+                 deterministic=False, measures_steps=False, trace=False, printf=True, heap=True, warp=True,
+                 cooperative=True),
     _launch))
