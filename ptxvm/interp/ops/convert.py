@@ -6,7 +6,7 @@ import numpy as np
 
 from ...ir import nodes as ir
 from ...ir.types import ScalarType
-from ..numerics import half
+from ..numerics import half, narrow
 from .. import numerics as num
 from ..program import CompileContext, numpy_dtype, reader, writer
 from ..state import FLOAT, SINT, UINT
@@ -41,6 +41,8 @@ class CvtRefused(Exception):
 
 @impl("cvt")
 def _cvt(ctx: CompileContext, ins: ir.Instruction):
+    if ins.form in _NARROW_FORMS:
+        return _cvt_narrow(ctx, ins), 0, -1
     dst_t, src_t = ins.types[0], ins.types[1]
     if dst_t.value.endswith("x2") or src_t.value.endswith("x2") or len(ins.operands) > 2:
         return _cvt_pack(ctx, ins), 0, -1
@@ -189,3 +191,112 @@ def _cvt_pack(ctx, ins):
     return lambda b, lanes: dst(b, lanes, np.asarray(half.cvt_x2_f32(
         a(b, lanes).view(np.float32), b_(b, lanes).view(np.float32), fmt, rnd, relu=relu, satfinite=satf)
     ).astype(np.uint32))
+
+
+# --- the narrow float forms (PTX ISA 9.0 §9.7.9.21; formats §5.2.5) -------------------------------
+
+_NARROW_FORMS = ("pack-x2-rs", "fp8-from-f32", "fp8-from-half", "half-from-fp8", "ue8m0-from-f32",
+                 "bf16x2-from-ue8m0", "x4-rs")
+
+
+def _slot(t: str) -> int:
+    """Bits each element of a packed narrow type takes in the register (e2m3/e3m2: 6 bits in 8)."""
+    return 4 if t.startswith("e2m1") else 8
+
+
+def _cvt_narrow(ctx, ins):
+    """cvt to and from .e4m3x2/.e5m2x2/.e2m3x2/.e3m2x2/.e2m1x2/.ue8m0x2, and cvt.rs.bf16x2.f32: the
+    first source goes to the upper element of d ("d[15:8] = convert(a); d[7:0] = convert(b)")."""
+    form, dst_t, src_t = ins.form, ins.types[0].value, ins.types[-1].value
+    relu, satf = ins.has("relu"), ins.has("satfinite")
+    rnd = next((m for m in ins.modifiers if m in ("rn", "rz", "rp", "rs")), "rn")
+    if form == "x4-rs" or (form == "pack-x2-rs" and dst_t == "f16x2"):
+        raise ctx.unsupported(ins, "(stochastic rounding to f16x2 or to an x4 narrow type) is not executable: "
+                                   "the ISA text does not fix how the random bits align below f16's normal range "
+                                   "or which bits each x4 element takes")
+    values = _narrow_sources(ctx, ins, src_t)
+    if form == "pack-x2-rs":
+        rb = reader(ctx, ins.operands[3], ScalarType.B32, ins)
+        conv = lambda b, lanes, v: [narrow.bf16_rs(x.astype(np.float32).view(np.uint32), r, relu=relu, satfinite=satf)
+                                    for x, r in zip(v, _rs_halves(rb(b, lanes)))]
+        out_t, slot = ScalarType.B32, 16
+    elif form in ("half-from-fp8", "bf16x2-from-ue8m0"):
+        f = narrow.fmt_of(src_t)
+        to = (lambda c: narrow.ue8m0_to_bf16_bits(c)) if f.name == "ue8m0" else \
+            (lambda c: narrow.to_f16_bits(c, f, relu=relu))
+        conv = lambda b, lanes, v: [to(c) for c in v]
+        out_t, slot = ScalarType.B32, 16
+    else:
+        f = narrow.fmt_of(dst_t)
+        conv = lambda b, lanes, v: [narrow.encode(x, f, rnd, relu=relu, satfinite=satf) for x in v]
+        slot = _slot(dst_t)
+        out_t = ScalarType.B8 if slot == 4 else ScalarType.B16
+    dst = writer(ctx, ins.operands[0], out_t, ins)
+    udt = {8: np.uint8, 16: np.uint16, 32: np.uint32}[out_t.bits]
+
+    def run(b, lanes):
+        hi, lo = conv(b, lanes, values(b, lanes))
+        d = (hi.astype(np.uint32) << np.uint32(slot)) | lo.astype(np.uint32)
+        dst(b, lanes, d.astype(udt))
+    return run
+
+
+def _narrow_sources(ctx, ins, src_t: str):
+    """A reader giving [first, second] element per lane: two .f32 sources as float64 values, or the
+    upper and lower element of one packed source (f16x2/bf16x2 as float64 values, narrow codes as
+    integers)."""
+    if src_t == "f32":
+        srcs = [reader(ctx, o, ScalarType.F32, ins) for o in ins.operands[1:3]]
+        return lambda b, lanes: [s(b, lanes).view(np.float32).astype(np.float64) for s in srcs]
+    wide = src_t in ("f16x2", "bf16x2")
+    src = reader(ctx, ins.operands[1], ScalarType.B32 if wide else ScalarType.B16, ins)
+    shift = np.uint32(16 if wide else _slot(src_t))
+    mask = np.uint32((1 << int(shift)) - 1)
+
+    def elements(b, lanes):
+        x = src(b, lanes).astype(np.uint32)
+        pair = [(x >> shift) & mask, x & mask]
+        if src_t == "f16x2":
+            return [v.astype(np.uint16).view(np.float16).astype(np.float64) for v in pair]
+        if src_t == "bf16x2":
+            return [(v << np.uint32(16)).view(np.float32).astype(np.float64) for v in pair]
+        return pair
+    return elements
+
+
+def _rs_halves(r: np.ndarray) -> list[np.ndarray]:
+    """rbits for cvt.rs.bf16x2.f32: "upper 16-bits are used as random bits for operand a and lower
+    16-bits ... for operand b"."""
+    r = r.astype(np.uint32)
+    return [r >> np.uint32(16), r & np.uint32(0xFFFF)]
+
+
+# --- cvt.pack (PTX ISA 9.0 §9.7.9.22) -------------------------------------------------------------
+
+_PACK_RANGE = {"u2": (0, 3), "s2": (-2, 1), "u4": (0, 15), "s4": (-8, 7), "u8": (0, 255), "s8": (-128, 127),
+               "u16": (0, 65535), "s16": (-32768, 32767)}
+
+
+@impl("cvt.pack")
+def _cvt_pack_sat(ctx: CompileContext, ins: ir.Instruction):
+    """`cvt.pack.sat.conv.s32{.b32} d, a, b{, c}`: a and b clamped to conv's range (.sat), b in
+    d's lowest `size` bits, a above it; for conv of 8 bits or fewer the remaining upper bits of d
+    are c's low bits (d = c << 2*size | a << size | b)."""
+    conv = ins.mod("subbyte") or ins.types[0].value
+    if conv not in _PACK_RANGE or not ins.has("sat"):
+        raise ctx.unsupported(ins, "is not a form of cvt.pack (§9.7.9.22)")
+    lo, hi = _PACK_RANGE[conv]
+    size = int(conv[1:])
+    a, b_ = (reader(ctx, o, ScalarType.S32, ins) for o in ins.operands[1:3])
+    c = reader(ctx, ins.operands[3], ScalarType.B32, ins) if size < 16 else None
+    dst = writer(ctx, ins.operands[0], ScalarType.U32, ins)
+    mask = np.int64((1 << size) - 1)
+
+    def run(b, lanes):
+        ta = np.clip(a(b, lanes).view(np.int32).astype(np.int64), lo, hi) & mask
+        tb = np.clip(b_(b, lanes).view(np.int32).astype(np.int64), lo, hi) & mask
+        d = (ta << np.int64(size)) | tb
+        if c is not None:
+            d = d | (c(b, lanes).astype(np.int64) << np.int64(2 * size))
+        dst(b, lanes, (d & np.int64(0xFFFFFFFF)).astype(np.uint32))
+    return run, 0, -1

@@ -67,7 +67,25 @@ def _lop3(ctx, ins):
     lut = ins.operands[4]
     if not isinstance(lut, ir.Immediate):
         raise ctx.unsupported(ins, "needs a constant lookup table operand")
-    return _result(ctx, ins, t, lambda a, b, c: intops.lop3(a, b, c, int(lut.value) & 0xFF, t.value), [t, t, t])
+    table = int(lut.value) & 0xFF
+    if ins.form != "boolop":
+        return _result(ctx, ins, t, lambda a, b, c: intops.lop3(a, b, c, table, t.value), [t, t, t])
+    # `lop3.BoolOp.b32 d|p, a, b, c, immLut, q` (§9.7.8.6): p = (d != 0) BoolOp q; d may be `_`.
+    pair = ins.operands[0]
+    if not isinstance(pair, ir.Pair):
+        raise ctx.unsupported(ins, "needs the destination pair `d|p`")
+    srcs = [reader(ctx, o, t, ins) for o in ins.operands[1:4]]
+    q = reader(ctx, ins.operands[5], ScalarType.PRED, ins)
+    d = writer(ctx, pair.first, t, ins)
+    p = writer(ctx, pair.second, ScalarType.PRED, ins)
+    comb = np.logical_or if ins.mod("andor") == "or" else np.logical_and
+
+    def run(b, lanes):
+        r = np.asarray(intops.lop3(*[s(b, lanes) for s in srcs], table, t.value)).astype(np.uint32)
+        pv = comb(r != 0, q(b, lanes))          # q is read before d or p is written
+        d(b, lanes, r)
+        p(b, lanes, pv)
+    return run, 0, -1
 
 
 @impl("shf")

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from ...ir import nodes as ptx
+from ...ir.types import ScalarType
 from ..semantics import intops as X
 from . import lowers
 from .common import B32, U32, _signed, _simple, _t
+
+PRED = ScalarType.PRED
 
 
 @lowers("and", "or", "xor")
@@ -35,10 +38,22 @@ def _lop3(fl, ins):
     t = _t(ins)
     ops = ins.operands
     lut = ops[4]
-    if not isinstance(lut, ptx.Immediate) or len(ops) != 5:
-        raise fl.unsupported(ins, "(lop3 with a predicate output or a non-constant table) has no LLVM lowering yet")
+    if not isinstance(lut, ptx.Immediate):
+        raise fl.unsupported(ins, "needs a constant lookup table operand")
     x, y, z = (fl.read(o, t) for o in ops[1:4])
-    fl.write(ops[0], t, X.lop3(fl.b, x, y, z, int(lut.value) & 0xFF))
+    d = X.lop3(fl.b, x, y, z, int(lut.value) & 0xFF)
+    if ins.form != "boolop":
+        fl.write(ops[0], t, d)
+        return
+    # `lop3.BoolOp.b32 d|p, a, b, c, immLut, q` (§9.7.8.6): p = (d != 0) BoolOp q; d may be `_`.
+    if not isinstance(ops[0], ptx.Pair):
+        raise fl.unsupported(ins, "needs the destination pair `d|p`")
+    b = fl.b
+    q = fl.read(ops[5], PRED)                       # read before d or p is written
+    nz = b.icmp_unsigned("!=", d, d.type(0))
+    p = b.or_(nz, q) if ins.mod("andor") == "or" else b.and_(nz, q)
+    fl.write(ops[0].first, t, d)
+    fl.write(ops[0].second, PRED, p)
 
 
 @lowers("shf")
