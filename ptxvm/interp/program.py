@@ -367,6 +367,10 @@ def _special(ctx: CompileContext, r: ir.Register, t: ScalarType, ins: ir.Instruc
                                                            (time.time_ns() >> shift) & 0xFFFFFFFF))
     if name.startswith("%reserved_smem_offset"):
         return const(0)              # no shared memory is reserved in this model
+    if name.startswith("%envreg"):
+        # Driver-defined (§10.27): the launch's values (machine.cooperative: the grid workspace).
+        k = int(name[len("%envreg"):])
+        return lambda b, lanes: np.full(lanes.shape, want(b.envreg[k]))
     if name == "%dynamic_smem_size":
         return lambda b, lanes: np.full(lanes.shape, want(b.dynamic_shared))
     if name in ("%total_smem_size", "%aggr_smem_size"):
