@@ -23,5 +23,5 @@ def impl(*opcodes: str):
 
 def load_all() -> dict[str, Callable]:
     from . import (arith, async_copy, atomics, compare, control, convert, floating, integer,  # noqa: F401
-                   logic, memory, move, sync, warp)  # (registration; the same chapter files as lift.ops)
+                   logic, matrix, memory, move, sync, warp)  # (registration; the chapter files of lift.ops)
     return IMPLS
