@@ -258,7 +258,8 @@ def _drop_dead_values(fl: FunctionLowering) -> None:
     instrs = [i for blk in fl.llfn.blocks for i in blk.instructions]
     uses: dict[int, int] = {}
     for i in instrs:
-        for op in i.operands:
+        # A phi keeps its values in ``incomings``, not ``operands``.
+        for op in (*i.operands, *(v for v, _ in getattr(i, "incomings", ()))):
             uses[id(op)] = uses.get(id(op), 0) + 1
     dead: set[int] = set()
     for i in reversed(instrs):          # users come after their operands within a block
