@@ -29,6 +29,9 @@ class TargetHooks:
     orders_accesses_in_lowering = False
     # Builtin calls that stop the thread (so the functions making them synchronise).
     stopping_builtins: frozenset[str] = frozenset()
+    # External functions besides vprintf/__assertfail/malloc/free that calls go to builtin_call
+    # for (the host's device runtime: CDP2 entry points; a target refuses them there precisely).
+    extra_builtins: frozenset[str] = frozenset()
     triple = ""
     data_layout = ""
 
@@ -133,7 +136,7 @@ class TargetHooks:
         raise NotImplementedError
 
     def builtin_call(self, fl: "FunctionLowering", ins: "ptx.Instruction", name: str, rets, args) -> None:
-        """Calls to `vprintf`, `__assertfail`, `malloc`, `free`."""
+        """Calls to `vprintf`, `__assertfail`, `malloc`, `free` and the ``extra_builtins``."""
         raise fl.unsupported(ins, f"calls `{name}`, which this target does not provide")
 
     def loop_header(self, fl: "FunctionLowering", instructions: int) -> None:

@@ -87,7 +87,7 @@ def _call(fl: FunctionLowering, ins: ptx.Instruction) -> None:
     args = ops.pop(0).elements if ops and isinstance(ops[0], ptx.ParenList) else ()
     if not isinstance(callee, ptx.Symbol):
         return _indirect_call(fl, ins, callee, rets, args, ops)
-    if callee.name in ("vprintf", "__assertfail", "malloc", "free"):
+    if callee.name in ("vprintf", "__assertfail", "malloc", "free") or callee.name in fl.hooks.extra_builtins:
         fl.hooks.builtin_call(fl, ins, callee.name, rets, args)
         return
     target = fl.ml.ptx_functions.get(callee.name)
