@@ -1,0 +1,68 @@
+"""A deliberately broken executor is caught: the campaign shrinks the failing kernel, saves it
+as a golden, and `ptxvm difftest --golden` on that file reports the same mismatch."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import numpy as np
+import pytest
+
+from models.campaign import BROKEN, SUB, records
+from ptxvm.cli import main
+from ptxvm.testing.golden import load_golden
+
+
+@pytest.fixture(scope="module")
+def broken():
+    """Register the broken executors in this process too (difftest runs here)."""
+    from ptxvm.driver import executors as registry
+    spec = importlib.util.spec_from_file_location("broken_executors_here", BROKEN)
+    spec.loader.exec_module(importlib.util.module_from_spec(spec))
+    yield
+    registry.unregister("flip")
+    registry.unregister("abort")
+
+
+ARGS = ("--count", "8", "--seed", "2", "--max-instructions", "14", "--jobs", "2", "--plugin", BROKEN)
+
+
+def test_a_flipped_bit_is_caught_shrunk_saved_and_replayed(fuzz, tmp_path, broken, capsys) -> None:
+    out = tmp_path / "fz"
+    rc, text, err = fuzz(*ARGS, "--executors", "interp,flip", "--results", str(out))
+    recs = {r["id"]: r for r in records(out)}
+    assert len(recs) == 8
+    bad = [r for r in recs.values() if r["verdict"] == "mismatch"]
+    good = [r for r in recs.values() if r["verdict"] == "agree"]
+    assert bad and good, recs                  # flip only breaks kernels with a sub instruction
+    assert rc == 1 and "mismatch" in text
+    for r in bad:
+        assert r["executor"] == "flip" and "out[0]" in r["detail"]
+        ptx = (out / r["ptx"]).read_text()
+        assert SUB.search(ptx)                                  # the shrinker kept the culprit
+        assert r["shrunk_lines"] < r["lines"]
+        g = load_golden(out / r["golden"])
+        assert g.launch.ptx == ptx and g.provenance["campaign_verdict"] == "mismatch"
+        with np.load(out / r["golden"]) as z:
+            ref, flipped = z["out1"], z["exec.flip.out1"]
+        assert np.array_equal(ref, z_ref := np.asarray(ref)) and (ref ^ flipped).tolist().count(0) == ref.size - 1
+        assert int((ref ^ flipped)[0]) == 1 and np.array_equal(z_ref, g.outputs[1])
+        capsys.readouterr()
+        assert main(["difftest", "--golden", str(out / r["golden"]), "--executors", "flip"]) == 1
+        report = capsys.readouterr().out
+        assert "mismatch" in report.lower() and "arg1" in report
+        assert main(["difftest", "--golden", str(out / r["golden"]), "--executors", "interp"]) == 0
+    for r in good:
+        assert "golden" not in r
+
+
+def test_a_worker_that_dies_is_reported_and_the_campaign_goes_on(fuzz, tmp_path) -> None:
+    out = tmp_path / "fz"
+    rc, text, err = fuzz(*ARGS, "--executors", "interp,abort", "--results", str(out))
+    recs = records(out)
+    assert sorted(r["index"] for r in recs) == list(range(8))
+    died = [r for r in recs if r["verdict"] == "died"]
+    assert died and any(r["verdict"] == "agree" for r in recs)
+    assert rc == 1 and "died" in text
+    for r in died:
+        assert SUB.search((out / r["ptx"]).read_text()) and (out / r["golden"]).exists()

@@ -1,0 +1,17 @@
+"""Shared by the campaign tests: where the broken test executors live, reading a results folder."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+BROKEN = str(Path(__file__).resolve().parent / "broken_executors.py")
+# The instruction that triggers the broken executors (broken_executors.SUB: the same pattern; that
+# file is not imported here, since importing it registers its executors).
+SUB = re.compile(r"^\s*(?:@!?%\w+\s+)?sub\.", re.MULTILINE)
+
+
+def records(folder: Path) -> list[dict]:
+    """Every line of ``folder/results.jsonl`` (a campaign's per-kernel records)."""
+    return [json.loads(line) for line in (folder / "results.jsonl").read_text().splitlines() if line.strip()]
