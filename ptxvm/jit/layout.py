@@ -71,6 +71,15 @@ class State:
     MALLOC = 12                  # device malloc: size in T_OUT[0]; the executor answers there
     FREE = 13                    # device free: pointer in T_OUT[0]
     INTERRUPTED = 14             # the executor asked the launch to stop (KeyboardInterrupt)
+    DEVRT = 15                   # a device-runtime call (machine.cdp): DevRt op in T_AUX, operands in T_OUT
+
+
+class DevRt:
+    """T_AUX of a DEVRT stop: which device-runtime call (the executor answers in T_OUT[0])."""
+    PARAM_BUFFER = 1             # T_OUT: func, grid x y z, block x y z, shared
+    LAUNCH = 2                   # T_OUT: buffer, stream
+    MALLOC = 3                   # T_OUT: size; answer: pointer, then the cudaError_t in T_OUT[1]
+    FREE = 4                     # T_OUT: pointer
 
 
 class FaultKind:
