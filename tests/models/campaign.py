@@ -13,5 +13,12 @@ SUB = re.compile(r"^\s*(?:@!?%\w+\s+)?sub\.", re.MULTILINE)
 
 
 def records(folder: Path) -> list[dict]:
-    """Every line of ``folder/results.jsonl`` (a campaign's per-kernel records)."""
-    return [json.loads(line) for line in (folder / "results.jsonl").read_text().splitlines() if line.strip()]
+    """Every record of ``folder/results.jsonl`` (a campaign's per-kernel lines), skipping a line cut
+    short by a killed campaign as the campaign itself does when resuming."""
+    out = []
+    for line in (folder / "results.jsonl").read_text().splitlines():
+        try:
+            out.append(json.loads(line))
+        except ValueError:
+            continue
+    return out
