@@ -82,6 +82,9 @@ def add_parser(sub, fmt) -> None:
                    help="watchdog step budget, at least 1 (default: the executor's)")
     p.add_argument("--trace", action="append", default=[], metavar="BLOCK:THREAD",
                    help="trace the instructions one thread executes, e.g. 0:5 or 1,0:3,2 (repeatable)")
+    p.add_argument("--cooperative", action="store_true",
+                   help="a cooperative launch (cudaLaunchCooperativeKernel): every block resident at once, "
+                        "so cooperative groups' this_grid().sync() works")
     p.add_argument("-o", "--output", metavar="OUT.npz", help="save the array arguments after the launch")
     p.add_argument("--json", action="store_true",
                    help="print one JSON object: the launch, its statistics and the arrays after it (or the error)")
@@ -432,7 +435,8 @@ def _run(args) -> int:
     check_args(name, k.params, values, args.arg)
     trace = [_trace_spec(spec) for spec in args.trace]
     t = time.perf_counter()
-    stats = k(grid, block, values, shared_mem=shared, max_steps=args.max_steps, trace=trace, device=device)
+    stats = k(grid, block, values, shared_mem=shared, max_steps=args.max_steps, trace=trace, device=device,
+              cooperative=args.cooperative)
     dt = time.perf_counter() - t
     arrays = {f"arg{i}": v for i, v in enumerate(values) if isinstance(v, np.ndarray)}
     if args.json:
