@@ -38,8 +38,6 @@ DISAGREEMENTS: dict[str, str] = {
                            "(tests/bad_inputs/catalogue.py 'negative_offset' pins it as accepted)",
     "const/float_sum": "floating-point constant expressions (`1.0+2.0`) are not folded by ptxvm",
     "vecreg/mov_v2": "isa/instructions.toml has no .v2/.v4 form of mov (PTX ISA §9.7.9.1 has mov.v2/.v4)",
-    "func/reg_pred_param": "ptxas refuses .pred/8/16-bit parameters of an ABI .func call; ptxvm's verifier "
-                           "does not check the calling convention",
 }
 
 HEAD = """.version {version}
