@@ -49,13 +49,14 @@ def lane_stores(name: str, n: int, rt: str, param: str) -> list[str]:
     return out
 
 
-def register_kernel(body: str, ins: list[tuple[str, int, str]], outs: list[tuple[str, int, str]]) -> str:
+def register_kernel(body: str, ins: list[tuple[str, int, str]], outs: list[tuple[str, int, str]],
+                    decls: str = "") -> str:
     """A kernel k(p_<in>..., p_<out>...): every thread loads the registers of ``ins`` ((name,
     count, register type)) from its slice of its array, runs ``body``, stores ``outs``."""
     params = [f".param .u64 p_{n}" for n, _, _ in ins + outs]
     lines = [HEADER, f".visible .entry k({', '.join(params)})", "{",
              "  .reg .b32 %gid, %gx; .reg .b64 %adr, %off, %base;"]
-    lines += [f"  .reg .{rt} %{n}<{c}>;" for n, c, rt in ins + outs]
+    lines += [f"  .reg .{rt} %{n}<{c}>;" for n, c, rt in ins + outs] + ([decls] if decls else [])
     lines += ["  mov.u32 %gid, %tid.x;", "  mov.u32 %gx, %ctaid.x;", "  mad.lo.u32 %gid, %gx, %ntid.x, %gid;"]
     for n, c, rt in ins:
         lines += lane_loads(n, c, rt, f"p_{n}")
