@@ -40,7 +40,8 @@ def format_ptx(module) -> str:
 
 def __getattr__(name: str):
     # The runtime API imports numpy and the interpreter: load it on first use only.
-    if name in ("Module", "DeviceArray", "Kernel", "to_device", "Device", "default_device"):
+    if name in ("Module", "DeviceArray", "Kernel", "to_device", "Device", "default_device", "empty", "zeros",
+                "memset", "from_dlpack", "Stream", "Event", "get_elapsed_time", "KernelAttributes"):
         from . import driver
         return getattr(driver, name)
     if name in ("RawModule", "RawKernel"):   # CUDA C++ through NVRTC, in CuPy's shape
@@ -52,5 +53,6 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'ptxvm' has no attribute {name!r}")
 
 
-__all__ = ["Module", "RawModule", "RawKernel", "DeviceArray", "Kernel", "to_device", "Device", "default_device", "KernelFault", "LaunchError", "ResourceError", "parse", "load", "format_ptx", "PtxError", "PtxSyntaxError", "PtxSemanticError",
+__all__ = ["Module", "RawModule", "RawKernel", "DeviceArray", "Kernel", "to_device", "Device", "default_device",
+           "empty", "zeros", "memset", "from_dlpack", "Stream", "Event", "get_elapsed_time", "KernelAttributes", "KernelFault", "LaunchError", "ResourceError", "parse", "load", "format_ptx", "PtxError", "PtxSyntaxError", "PtxSemanticError",
            "PtxEncodingError", "Diagnostic", "UnsupportedError", "CodegenError", "__version__"]

@@ -35,6 +35,8 @@ from ..machine.cooperative import check_resident
 from ..machine.launch import Geometry, LaunchStats
 from . import executors
 from .arrays import LAUNCH_LOCK, Device, DeviceArray, default_device, to_device  # noqa: F401
+from .attributes import KernelAttributes, kernel_attributes
+from .streams import check_stream
 
 MAX_THREADS_PER_BLOCK = 1024
 MAX_BLOCK = (1024, 1024, 64)              # CUDA: maxThreadsDim
@@ -112,6 +114,15 @@ class Module:
 
     __getitem__ = get_function
 
+    def get_global(self, name: str, dtype=None, device: Device | None = None) -> DeviceArray:
+        """A module-scope ``.global`` or ``.const`` variable as a DeviceArray over its memory
+        (CuPy's ``RawModule.get_global``, ``cudaMemcpyToSymbol``/``FromSymbol``): writes to it
+        are what the next launch of this module reads, and a kernel's writes show in it. Its
+        dtype and shape come from the declaration (``.global .f32 g[4][8]`` -> float32 (4, 8)),
+        or ``dtype`` reinterprets the bytes (a 1-D array of as many elements as fit)."""
+        from .symbols import global_array
+        return global_array(self, name, dtype, device or default_device())
+
 
 _PTX_DIRECTIVE = re.compile(r"\.(version|target|entry|func|global|const|shared|visible|extern)\b")
 
@@ -181,17 +192,21 @@ class Kernel:
         if not isinstance(cfg, tuple) or len(cfg) not in (2, 3, 4):
             raise LaunchError("use kernel[grid, block] or kernel[grid, block, stream, shared_mem]")
         grid, block = cfg[0], cfg[1]
+        stream = cfg[2] if len(cfg) >= 3 else None     # checked by __call__ (a Stream, 0 or None)
         shared = cfg[3] if len(cfg) == 4 else 0        # checked by __call__ (an int, in range)
-        return lambda *args, **kw: self(grid, block, args, shared_mem=shared, **kw)
+        return lambda *args, **kw: self(grid, block, args, shared_mem=shared, stream=stream, **kw)
 
     def __call__(self, grid, block, args=(), shared_mem: int = 0, device: str | None = None,
                  max_steps: int | None = None, trace=None, trace_out=None,
-                 cooperative: bool = False) -> LaunchStats:
+                 cooperative: bool = False, stream=None) -> LaunchStats:
         """Launch; ``trace`` is an iterable of (block, thread) pairs (ints or 1-3 tuples) whose
         executed instructions are written to ``trace_out`` (default: stderr). ``cooperative``:
         as ``cudaLaunchCooperativeKernel``, every block resident at once and cooperative groups'
-        grid workspace provided, so ``this_grid().sync()`` works (``machine.cooperative``)."""
+        grid workspace provided, so ``this_grid().sync()`` works (``machine.cooperative``).
+        ``stream``: a ``ptxvm.Stream`` (or 0/None, the default stream) the launch is ordered on
+        (``driver.streams``: launches run to completion in order)."""
         args = _check_call(args, shared_mem, device, max_steps)
+        on_stream = check_stream(stream, f"launch of `{self.name}`")
         if not isinstance(cooperative, (bool, np.bool_)):
             raise LaunchError(f"cooperative must be True or False, got {type(cooperative).__name__} {cooperative!r}")
         executor = executors.require(device or default_launch_device())
@@ -215,7 +230,14 @@ class Kernel:
         with LAUNCH_LOCK:
             # Host executors set self.stats themselves, also when the launch faults.
             self.stats = executor.launch(request)
+        if on_stream is not None:
+            on_stream._launched(self.stats)
         return self.stats
+
+    @property
+    def attributes(self) -> "KernelAttributes":
+        """What ``cudaFuncGetAttributes`` reports, from the PTX (``ir.resources``)."""
+        return kernel_attributes(self)
 
     def _geometry(self, grid, block) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
         g, b = _dim3(grid, "grid"), _dim3(block, "block")

@@ -100,7 +100,8 @@ def install(executor: str | None = None) -> None:
     if not _saved:
         _saved.update(jit=cuda.jit, decorators_jit=decorators.jit, to_device=cuda.to_device,
                       device_array=cuda.device_array, device_array_like=cuda.device_array_like,
-                      synchronize=cuda.synchronize)
+                      synchronize=cuda.synchronize, stream=cuda.stream, event=cuda.event,
+                      event_elapsed_time=cuda.event_elapsed_time)
 
     def patched_jit(func_or_sig=None, device=False, **kw):
         return jit(func_or_sig, device, executor=kw.pop("executor", executor), **kw)
@@ -113,6 +114,9 @@ def install(executor: str | None = None) -> None:
         ptxvm.to_device(np.zeros(shape, dtype=dtype, order=order))
     cuda.device_array_like = lambda ary, stream=0: ptxvm.to_device(np.zeros_like(ary))
     cuda.synchronize = lambda: None        # ptxvm launches are synchronous
+    cuda.stream = ptxvm.Stream             # the stream slot of kernel[g, b, stream, smem] takes these
+    cuda.event = lambda timing=True: ptxvm.Event(timing=timing)
+    cuda.event_elapsed_time = ptxvm.get_elapsed_time
 
 
 def uninstall() -> None:
@@ -122,7 +126,8 @@ def uninstall() -> None:
     cuda = import_numba_cuda()
     import numba.cuda.decorators as decorators
     decorators.jit = _saved["decorators_jit"]
-    for name in ("jit", "to_device", "device_array", "device_array_like", "synchronize"):
+    for name in ("jit", "to_device", "device_array", "device_array_like", "synchronize", "stream", "event",
+                 "event_elapsed_time"):
         setattr(cuda, name, _saved[name])
     _saved.clear()
 

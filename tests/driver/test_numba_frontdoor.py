@@ -303,3 +303,29 @@ def test_without_numba_the_error_says_what_to_install(tmp_path):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert r.stdout.startswith("NumbaError") and "pip install 'ptxvm[numba]'" in r.stdout, r.stdout + r.stderr
+
+
+# ------------------------------------------------------------------ runtime API through numba kernels
+
+@jit
+def _add_rows(a, out):
+    i, j = cuda.grid(2)
+    if i < a.shape[0] and j < a.shape[1]:
+        out[i, j] = a[i, j] + 10 * i
+
+
+def test_strided_and_fortran_device_arrays_and_streams(executor):
+    """N-D DeviceArrays (a Fortran-ordered one, a strided view) reach numba's array ABI with
+    their own strides; the stream slot takes a ptxvm.Stream and counts the launch."""
+    host = np.asfortranarray(np.arange(24, dtype=np.float64).reshape(4, 6))
+    d = ptxvm.to_device(host)
+    assert d.strides == host.strides
+    out = ptxvm.zeros((4, 6), np.float64)
+    view = out[:, ::2]                                  # strides (48, 16): every other column
+    s = ptxvm.Stream()
+    _add_rows.with_device(executor)[(1, 1), (4, 3), s, 0](d[:, 1::2], view)
+    expect = np.zeros((4, 6))
+    expect[:, ::2] = host[:, 1::2] + 10 * np.arange(4)[:, None]
+    assert np.array_equal(out.copy_to_host(), expect) and s.launches == 1
+    with pytest.raises(LaunchError, match="stream must be a ptxvm.Stream"):
+        _add_rows[(1, 1), (4, 3), object(), 0](d, out)
