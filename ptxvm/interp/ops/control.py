@@ -7,12 +7,13 @@ import numpy as np
 
 from ... import limits
 from ...ir import nodes as ir
+from ...ir.call_args import immediate_argument_bits
 from ...ir.types import ScalarType, StateSpace
 from ...machine import heap, reports
 from ...machine.cdp import REFUSED
 from ...machine.printf import cstring, format_printf
 from ..program import CompileContext, Control, reader, writer
-from ..state import BadCall, StackFault
+from ..state import BadCall, StackFault, storage_dtype
 from . import impl
 
 
@@ -86,48 +87,93 @@ def _fits(f: ir.Function, ret, args) -> bool:
 
 
 def _bind(ctx: CompileContext, ins, f: ir.Function, ret, args):
-    """Pairs (caller storage, callee storage) for arguments, and for the result."""
-    def caller_side(op):
-        if isinstance(op, ir.Symbol):
-            pv = ctx.pvar(op.name)
-            if pv is not None:
-                return ("pvar", pv[0], pv[1])
-        if isinstance(op, ir.Register):
-            hit = ctx.register(op)
-            if hit is not None:
-                return ("reg", hit[0], hit[1])
-        raise ctx.unsupported(ins, f"passes `{op}`, which is not a .param variable or register")
+    """Pairs (caller side, callee side) for arguments, and for the results.
 
-    def callee_side(d: ir.VarDecl):
-        key = f"{f.name}|{d.name}"
-        if d.space is StateSpace.PARAM:
-            return ("pvar", key, d.size_bytes() or 0)
-        return ("reg", key, d.type)
-
+    Arguments are passed by value (PTX ISA §9.7.12.5): each pair copies the bytes of one side to
+    the other, so a `.param` argument for a `.reg` formal, a register for a `.param` formal and
+    an immediate (the bits of ``ir.call_args``) all work; the call check has made the sizes
+    equal and the kinds compatible, as ptxas requires."""
     if len(args.elements) != len(f.params):
         raise ctx.unsupported(ins, f"passes {len(args.elements)} arguments to `{f.name}`, which takes {len(f.params)}")
-    arg_pairs = [(caller_side(a), callee_side(p)) for a, p in zip(args.elements, f.params)]
+    arg_pairs = [(_caller_side(ctx, ins, a, p), _callee_side(f, p)) for a, p in zip(args.elements, f.params)]
     ret_pairs = []
     if ret is not None:
         if len(ret.elements) != len(f.returns):
             raise ctx.unsupported(ins, f"expects {len(ret.elements)} results from `{f.name}`, which returns "
                                        f"{len(f.returns)}")
-        ret_pairs = [(caller_side(r), callee_side(p)) for r, p in zip(ret.elements, f.returns)]
+        ret_pairs = [(_caller_side(ctx, ins, r, p), _callee_side(f, p)) for r, p in zip(ret.elements, f.returns)]
     return arg_pairs, ret_pairs
 
 
-def _get(b, side):
+def _caller_side(ctx: CompileContext, ins, op, formal: ir.VarDecl) -> tuple:
+    if isinstance(op, ir.Symbol):
+        pv = ctx.pvar(op.name)
+        if pv is not None:
+            return ("pvar", pv[0], pv[1])
+    if isinstance(op, ir.Register):
+        hit = ctx.register(op)
+        if hit is not None:
+            return ("reg", hit[0], hit[1])
+    if isinstance(op, ir.Immediate):
+        try:
+            bits = immediate_argument_bits(op, formal.type)
+        except ValueError as e:
+            raise ctx.unsupported(ins, f"passes `{op}` for `{formal.name}`: {e}") from None
+        return ("imm", bits, _side_bytes(_callee_side_of(formal)))
+    if isinstance(op, ir.Sink):
+        return ("sink", None, 0)
+    raise ctx.unsupported(ins, f"passes `{op}`, which is not a .param variable, register or immediate")
+
+
+def _callee_side_of(d: ir.VarDecl) -> tuple:
+    return ("pvar", "", d.size_bytes() or 0) if d.space is StateSpace.PARAM else ("reg", "", d.type)
+
+
+def _callee_side(f: ir.Function, d: ir.VarDecl) -> tuple:
+    kind, _, info = _callee_side_of(d)
+    return (kind, f"{f.name}|{d.name}", info)
+
+
+def _side_bytes(side) -> int:
+    kind, _, info = side
+    if kind == "reg":
+        return 0 if info is ScalarType.PRED else max(info.bits, 8) // 8
+    return info
+
+
+def _fetch(b, lanes, side, n: int) -> np.ndarray:
+    """The side's first ``n`` bytes per lane, (lanes, n) uint8 (a predicate: its bools)."""
     kind, key, info = side
-    return b.pbuf(key, info) if kind == "pvar" else b.reg(key, info)
+    if kind == "pvar":
+        return b.pbuf(key, info)[lanes, :n].copy()
+    if kind == "imm":
+        return np.tile(np.frombuffer(key.to_bytes(info, "little"), np.uint8)[:n], (lanes.size, 1))
+    v = np.ascontiguousarray(b.take(b.read_reg(key, info), lanes))
+    if info is ScalarType.PRED:
+        return v.copy()
+    return v.view(np.uint8).reshape(lanes.size, -1)[:, :n].copy()
+
+
+def _put(b, lanes, side, data: np.ndarray) -> None:
+    kind, key, info = side
+    if kind == "sink":
+        return
+    if kind == "pvar":
+        b.pbuf(key, info)[lanes, :data.shape[1]] = data
+        return
+    if info is ScalarType.PRED:
+        b.assign(key, info, lanes, data)
+        return
+    width = max(info.bits, 8) // 8
+    raw = np.zeros((lanes.size, width), dtype=np.uint8)
+    raw[:, :min(width, data.shape[1])] = data[:, :width]
+    b.assign(key, info, lanes, raw.view(storage_dtype(info)).reshape(-1))
 
 
 def _copy(b, lanes, src, dst):
-    s, d = _get(b, src), _get(b, dst)
-    if s.ndim == 2:
-        n = min(s.shape[1], d.shape[1])
-        d[lanes, :n] = s[lanes, :n]
-    else:
-        d[lanes] = s[lanes].astype(d.dtype)
+    n = min(_side_bytes(src), _side_bytes(dst)) if dst[0] != "sink" else 0
+    if dst[0] != "sink":
+        _put(b, lanes, dst, _fetch(b, lanes, src, n))
 
 
 def frame_cost(ctx: CompileContext, f: ir.Function) -> int:
@@ -226,7 +272,8 @@ def _ret(ctx: CompileContext, ins: ir.Instruction):
                 _, ret_pairs = call.run.bindings[name]
                 # Taken before the restore below: in a recursive call the caller's result
                 # variable and the callee's return slot belong to the same function.
-                results.extend((sub, caller, _get(b, callee)[sub].copy()) for caller, callee in ret_pairs)
+                results.extend((sub, caller, _fetch(b, sub, callee, min(_side_bytes(caller), _side_bytes(callee))))
+                               for caller, callee in ret_pairs if caller[0] != "sink")
                 new_pc[sel] = site + 1
             sub_all = lanes[sel_d]
             # Pop the callee's frame: the caller's frame and stack pointers are current again.
@@ -240,12 +287,7 @@ def _ret(ctx: CompileContext, ins: ir.Instruction):
                     if cur is not None and cur.shape == saved.shape:
                         cur[sub_all] = saved[sub_all]
             for sub, caller, value in results:
-                dst = _get(b, caller)
-                if dst.ndim == 2:
-                    k = min(dst.shape[1], value.shape[1])
-                    dst[sub, :k] = value[:, :k]
-                else:
-                    dst[sub] = value.astype(dst.dtype)
+                _put(b, sub, caller, value)
         b.depth[lanes] -= 1
         return new_pc
     return run, Control.JUMP, -1
