@@ -10,6 +10,7 @@ import argparse
 import json
 import sys
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 from .run import EPILOG as RUN_EPILOG
@@ -79,6 +80,9 @@ def add_parsers(sub, fmt) -> None:
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--junit", metavar="OUT.xml", help="also write a JUnit XML report")
     p.add_argument("-q", "--quiet", action="store_true", help="print only failures and the summary line")
+    p.add_argument("--jobs", "-j", type=positive_int, default=None, metavar="J",
+                   help="with --golden DIR: worker processes (default: the CPUs this process may use); a "
+                        "golden whose worker dies is reported and the others go on")
     p.set_defaults(func=cmd_difftest)
 
     p = sub.add_parser("record", formatter_class=fmt, help="run a launch and save a golden file",
@@ -153,7 +157,8 @@ def _ulp(specs: list[str]):
 # ------------------------------------------------------------------ commands
 
 def cmd_difftest(args) -> int:
-    from ..testing.golden import GoldenError, golden_files, load_golden, make_launch
+    from ..campaign.pool import default_jobs
+    from ..testing.golden import golden_files
     from ..testing.report import CaseReport, DiffReport, difftest
     ulp = _ulp(args.ulp)
     executors = _executors(args.executors)
@@ -168,26 +173,17 @@ def cmd_difftest(args) -> int:
         files = golden_files(args.golden)
         many = Path(args.golden).is_dir()
         tty = sys.stderr.isatty()
-        for n, path in enumerate(files, 1):
-            if many:
-                print(f"difftest [{n}/{len(files)}] {path.name}", file=sys.stderr, end="\r" if tty else "\n",
-                      flush=True)
-            try:
-                g = load_golden(path)
-            except GoldenError as e:
-                if not many:
-                    raise
-                cases.append(CaseReport(path.name, "-", "golden", (), (("golden", e.message),)))
-                continue
-            launch = g.launch
-            if args.file:       # new PTX, old recording: same kernel (or --kernel), inputs and outputs
-                kernel = _kernel_of(args.file, args.kernel or launch.kernel)
-                fresh = make_launch(Path(args.file), kernel, launch.grid, launch.block,
-                                    [a.value if a.kind == "array" else a.value.tobytes() if a.kind == "bytes"
-                                     else a.value[()] for a in launch.args], shared_mem=launch.shared_mem)
-                launch = fresh
-                g = replace(g, launch=fresh)
-            cases.append(difftest(launch, executors, golden=g, name=path.name, **common))
+        jobs = min(args.jobs or default_jobs(), len(files))
+        case = partial(golden_case, file=args.file, kernel=args.kernel, executors=tuple(executors),
+                       common=common, many=many)
+        if many and jobs > 1:
+            cases = _parallel(case, files, jobs, tty)
+        else:
+            for n, path in enumerate(files, 1):
+                if many:
+                    print(f"difftest [{n}/{len(files)}] {path.name}", file=sys.stderr,
+                          end="\r" if tty else "\n", flush=True)
+                cases.append(case(path))
         if many and tty:
             print(" " * 60, file=sys.stderr, end="\r")
     else:
@@ -208,6 +204,45 @@ def cmd_difftest(args) -> int:
     else:
         print(report.render())
     return 0 if report.ok else 1
+
+
+def golden_case(path: Path, *, file: str | None, kernel: str | None, executors: tuple[str, ...], common: dict,
+                many: bool):
+    """One golden replayed (in this process or a worker of --jobs): its CaseReport."""
+    from ..testing.golden import GoldenError, load_golden, make_launch
+    from ..testing.report import CaseReport, difftest
+    try:
+        g = load_golden(path)
+    except GoldenError as e:
+        if not many:
+            raise
+        return CaseReport(path.name, "-", "golden", (), (("golden", e.message),))
+    launch = g.launch
+    if file:       # new PTX, old recording: same kernel (or --kernel), inputs and outputs
+        fresh = make_launch(Path(file), _kernel_of(file, kernel or launch.kernel), launch.grid, launch.block,
+                            [a.value if a.kind == "array" else a.value.tobytes() if a.kind == "bytes"
+                             else a.value[()] for a in launch.args], shared_mem=launch.shared_mem)
+        launch, g = fresh, replace(g, launch=fresh)
+    return difftest(launch, executors, golden=g, name=path.name, **common)
+
+
+def _parallel(case, files: list[Path], jobs: int, tty: bool) -> list:
+    """Goldens on ``jobs`` worker processes; a golden whose worker dies (or raises) is an error
+    case of its own and the others go on. Cases come back in file order."""
+    from ..campaign.pool import Died, imap_isolated
+    from ..testing.report import CaseReport
+    done: dict[Path, object] = {}
+    shown = 0
+    for path, value in imap_isolated(case, files, jobs):
+        if not hasattr(value, "ok"):
+            what = "worker" if isinstance(value, Died) else "ptxvm"
+            value = CaseReport(path.name, "-", "golden", (), ((what, value.why),))
+        done[path] = value
+        while shown < len(files) and files[shown] in done:      # progress in file order, as serially
+            shown += 1
+            print(f"difftest [{shown}/{len(files)}] {files[shown - 1].name}", file=sys.stderr,
+                  end="\r" if tty else "\n", flush=True)
+    return [done[p] for p in files]
 
 
 def _kernel_of(file: str, wanted: str) -> str:

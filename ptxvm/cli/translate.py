@@ -6,6 +6,9 @@ import json
 import os
 import sys
 import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from ..errors import PtxError
@@ -68,9 +71,26 @@ def add_parser(sub, fmt) -> None:
     p.add_argument("--bundle", action="store_true",
                    help="write one clang offload bundle (.hipfb) per file holding every target's code object")
     p.add_argument("--keep-going", action="store_true", help="translate the other files after a failure")
+    p.add_argument("--jobs", "-j", type=_jobs, default=None, metavar="J",
+                   help="translate on J worker processes (0: the CPUs this process may use); a translation "
+                        "whose worker dies is reported as failed. Default: the CPUs with --keep-going, else 1 "
+                        "(stopping at the first failure means translating in order)")
     p.add_argument("--json", action="store_true", help="print a JSON summary instead of text")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
     p.set_defaults(func=cmd_translate)
+
+
+def _jobs(text: str) -> int:
+    """--jobs J: J >= 1, or 0 for every CPU this process may use."""
+    import argparse
+    try:
+        n = int(text)
+    except ValueError:
+        n = -1
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
+    from ..campaign.pool import default_jobs
+    return n or default_jobs()
 
 
 def _usage(msg: str) -> Exception:
@@ -175,6 +195,53 @@ def _translate_one(args, f: Path, arch: str, outs: _Outputs, can_link: bool) -> 
     return written, obj
 
 
+@dataclass(frozen=True)
+class _Done:
+    """One (file, target) translated, as a worker of --jobs hands it back (no LLVM objects)."""
+
+    written: tuple[Path, ...] = ()
+    hsaco: bytes = b""
+    kernels: int = 0
+    stats: dict | None = None
+    error: str | None = None
+    seconds: float = 0.0
+
+
+def translate_job(job: tuple[Path, str], *, args, outs: _Outputs, can_link: bool) -> _Done:
+    """Translate one file for one target (here or in a worker process of --jobs)."""
+    from ..amdgpu.link import MISSING_LINKER
+    f, arch = job
+    t0 = time.perf_counter()
+    try:
+        written, obj = _translate_one(args, f, arch, outs, can_link)
+        if obj is None:                       # --emit-* written, no linker for the code object
+            raise PtxError(f"{outs.hsaco(f, arch)} not written: {MISSING_LINKER}")
+    except (PtxError, OSError) as exc:
+        text = str(exc) if isinstance(exc, PtxError) else f"{f}: error: {exc.strerror or exc}"
+        return _Done(error=text, seconds=time.perf_counter() - t0)
+    # Instruction counts need the assembly listing (a second code generation): only when it is
+    # made anyway.
+    stats = obj.stats(instructions=args.stats or args.emit_asm) if args.json or args.stats else None
+    return _Done(tuple(written), obj.hsaco, len(obj.kernels), stats, None, time.perf_counter() - t0)
+
+
+def _results(args, jobs: list, run) -> Iterator[tuple[tuple[Path, str], _Done]]:
+    """Each job's _Done, here one after the other, or on --jobs worker processes as they finish
+    (a translation whose worker dies, an LLVM abort say, is a failed one; the others go on)."""
+    from ..campaign.pool import default_jobs
+    wanted = args.jobs if args.jobs is not None else default_jobs() if args.keep_going else 1
+    n = min(wanted, len(jobs))
+    if n <= 1:
+        for job in jobs:
+            yield job, run(job)
+        return
+    from ..campaign.pool import imap_isolated
+    for job, done in imap_isolated(run, jobs, n):
+        if not isinstance(done, _Done):
+            done = _Done(error=f"{job[0]}: error: translating for {job[1]}: {done.why}")
+        yield job, done
+
+
 def cmd_translate(args) -> int:
     from ..amdgpu.link import MISSING_LINKER, linker_available
 
@@ -190,41 +257,37 @@ def cmd_translate(args) -> int:
     progress = len(jobs) > 1 and not args.quiet and not args.json
     summary, failed = [], 0
     bundles: dict[Path, dict[str, bytes]] = {}
-    for n, (f, arch) in enumerate(jobs, 1):
-        t0 = time.perf_counter()
+    run = partial(translate_job, args=args, outs=outs, can_link=can_link)
+    for n, ((f, arch), done) in enumerate(_results(args, jobs, run), 1):
         if progress:
             print(f"[{n}/{len(jobs)}] {f} -> {arch} ...", end="", file=sys.stderr, flush=True)
         entry = {"file": str(f), "arch": arch}
-        try:
-            written, obj = _translate_one(args, f, arch, outs, can_link)
-            if obj is None:                       # --emit-* written, no linker for the code object
-                raise PtxError(f"{outs.hsaco(f, arch)} not written: {MISSING_LINKER}")
-        except (PtxError, OSError) as exc:
+        if done.error is not None:
             failed += 1
             if progress:
                 print(" failed", file=sys.stderr)
-            text = str(exc) if isinstance(exc, PtxError) else f"{f}: error: {exc.strerror or exc}"
-            print(text, file=sys.stderr)
-            summary.append({**entry, "ok": False, "error": text})
+            print(done.error, file=sys.stderr)
+            summary.append({**entry, "ok": False, "error": done.error})
             if not args.keep_going:
                 break
             continue
-        dt = time.perf_counter() - t0
         if progress:
-            print(f" ok ({dt:.1f} s)", file=sys.stderr)
+            print(f" ok ({done.seconds:.1f} s)", file=sys.stderr)
+        written = list(done.written)
         if args.bundle:
-            bundles.setdefault(f, {})[arch] = obj.hsaco
-            if len(bundles[f]) == len(arches):
+            bundles.setdefault(f, {})[arch] = done.hsaco
+            if len(bundles[f]) == len(arches):        # in --arch order, however the jobs finished
+                bundles[f] = {a: bundles[f][a] for a in arches}
                 written.insert(0, _write_bundle(outs.bundle(f), bundles[f]))
-        result = {**entry, "ok": True, "outputs": [str(p) for p in written], "seconds": round(dt, 3)}
-        if args.json or args.stats:
-            # Instruction counts need the assembly listing (a second code generation): only
-            # when it is made anyway.
-            result["kernels"] = obj.stats(instructions=args.stats or args.emit_asm)
+        result = {**entry, "ok": True, "outputs": [str(p) for p in written], "seconds": round(done.seconds, 3)}
+        if done.stats is not None:
+            result["kernels"] = done.stats
         summary.append(result)
         if not args.quiet and not args.json:
-            _report(args, f, arch, obj, result, written, bundles.get(f), len(arches))
+            _report(args, f, arch, done, result, written, bundles.get(f), len(arches))
     if args.json:
+        order = {(str(f), a): k for k, (f, a) in enumerate(jobs)}          # workers finish in any order
+        summary.sort(key=lambda r: order[r["file"], r["arch"]])
         print(json.dumps({"results": summary, "failed": failed}, indent=2))
     elif failed and not args.quiet and len(jobs) > 1:
         print(f"{failed} of {len(jobs)} translations failed", file=sys.stderr)
@@ -240,7 +303,7 @@ def _write_bundle(path: Path, objects: dict[str, bytes]) -> Path:
 def _report(args, f: Path, arch: str, obj, result: dict, written: list[Path], bundled: dict | None,
             n_arches: int) -> None:
     """One line per code object written (per bundle, once all its targets are in it)."""
-    kernels = f"{len(obj.kernels)} kernel{'s' if len(obj.kernels) != 1 else ''}"
+    kernels = f"{obj.kernels} kernel{'s' if obj.kernels != 1 else ''}"
     if bundled is None:
         print(f"{written[0]}: {kernels}, {len(obj.hsaco)} bytes")
     elif len(bundled) == n_arches:
