@@ -35,6 +35,8 @@ Conversions (PTX ISA 9.0 §9.7.9.21 cvt):
 
 from __future__ import annotations
 
+import bisect
+import functools
 import math
 import struct
 from dataclasses import dataclass
@@ -85,7 +87,8 @@ def _split(f: Fmt, code: int) -> tuple[int, int]:
     return (code >> body) & 1 if f.signed else 0, code & ((1 << body) - 1)
 
 
-def finite_magnitudes(fmt: str) -> list[tuple[Fraction, int]]:
+@functools.cache
+def finite_magnitudes(fmt: str) -> tuple[tuple[Fraction, int], ...]:
     """(value, code) of every finite non-negative code, ascending (codes ascend with value)."""
     f = FORMATS[fmt]
     out = []
@@ -94,7 +97,12 @@ def finite_magnitudes(fmt: str) -> list[tuple[Fraction, int]]:
         if isinstance(v, Fraction):
             out.append((v, code))
     out.sort()
-    return out
+    return tuple(out)
+
+
+@functools.cache
+def _keys(fmt: str) -> tuple[Fraction, ...]:
+    return tuple(v for v, _ in finite_magnitudes(fmt))
 
 
 def encode(fmt: str, x, rnd: str = "rn", *, relu: bool = False, satfinite: bool = True) -> int:
@@ -114,15 +122,17 @@ def encode(fmt: str, x, rnd: str = "rn", *, relu: bool = False, satfinite: bool 
             raise ValueError("the narrow formats' cvt forms all require .satfinite")
         code = max_code
     else:
-        code = _round(mags, a, rnd)
+        code = _round(fmt, a, rnd)
     if neg and relu:
         return 0
     return code | ((1 << (f.ebits + f.mbits)) if neg else 0)
 
 
-def _round(mags: list[tuple[Fraction, int]], a: Fraction, rnd: str) -> int:
-    lo = max((vc for vc in mags if vc[0] <= a), key=lambda vc: vc[0])
-    hi = min((vc for vc in mags if vc[0] >= a), key=lambda vc: vc[0])
+def _round(fmt: str, a: Fraction, rnd: str) -> int:
+    """``a`` (0 <= a <= MAX_NORM) to the nearest (ties: even code) or next lower value."""
+    mags = finite_magnitudes(fmt)
+    i = bisect.bisect_right(_keys(fmt), a) - 1                  # mags[i] <= a < mags[i + 1]
+    lo, hi = mags[i], mags[min(i + 1, len(mags) - 1)]
     if lo[0] == a or rnd == "rz":
         return lo[1]
     if rnd != "rn":
@@ -139,16 +149,52 @@ def _encode_ue8m0(x, rnd: str, satfinite: bool) -> int:
     a = Fraction(0) if x == "-0" else (abs(x) if not isinstance(x, float) else math.inf)
     if a == math.inf:
         return 0xFE if satfinite else 0xFF
-    values = [(Fraction(2) ** (e - 127), e) for e in range(255)]
-    if rnd == "rz":
-        below = [c for v, c in values if v <= a]
-        return below[-1] if below else 0
-    if rnd == "rp":
-        above = [c for v, c in values if v >= a]
-        if above:
-            return above[0]
-        return 0xFE if satfinite else 0xFF
+    values = _ue8m0_values()
+    if rnd == "rz":                                   # the largest 2^(e-127) <= a, else code 0
+        return max(bisect.bisect_right(values, a) - 1, 0)
+    if rnd == "rp":                                   # the smallest 2^(e-127) >= a
+        i = bisect.bisect_left(values, a)
+        return i if i < len(values) else (0xFE if satfinite else 0xFF)
     raise ValueError(rnd)
+
+
+@functools.cache
+def _ue8m0_values() -> tuple[Fraction, ...]:
+    return tuple(Fraction(2) ** (e - 127) for e in range(255))
+
+
+def bf16_rs(x, r16: int, *, relu: bool = False, satfinite: bool = False) -> int:
+    """cvt.rs.bf16 of the exact f32 value ``x`` with random bits ``r16``: with u the bf16 ulp at
+    |x| (2^(e-7), e = max(floor(log2 |x|), -126)) and T = |x| truncated to a multiple of u, the
+    discarded part (|x| - T)/u is a 16-bit fraction F / 2^16; the result is T + u when
+    F + r16 >= 2^16 (the carry out), else T.  Beyond the largest finite bf16 the result is
+    infinity, or MAX_NORM with .satfinite (an infinite input too)."""
+    if x == NAN:
+        return 0x7FFF
+    neg = x == "-0" or (x != "-0" and x < 0)
+    a = Fraction(0) if x == "-0" else (math.inf if isinstance(x, float) else abs(x))
+    max_bf16 = (2 - Fraction(1, 128)) * Fraction(2) ** 127
+    if a == math.inf:
+        mag = max_bf16 if satfinite else math.inf
+    elif a == 0:
+        mag = Fraction(0)
+    else:
+        e = max(math.floor(math.log2(a)), -126)
+        while Fraction(2) ** e > a and e > -126:        # floor(log2) exactly
+            e -= 1
+        while Fraction(2) ** (e + 1) <= a:
+            e += 1
+        u = Fraction(2) ** (max(e, -126) - 7)
+        t = (a // u) * u
+        f = (a - t) / u * (1 << 16)
+        assert f.denominator == 1
+        mag = t + u if f + r16 >= (1 << 16) else t
+        if mag > max_bf16:
+            mag = max_bf16 if satfinite else math.inf
+    if neg and relu:
+        return 0
+    bits = 0x7F80 if mag == math.inf else bf16_bits_exact(mag)
+    return bits | (0x8000 if neg else 0)
 
 
 # --- IEEE sources and results ------------------------------------------------------------------

@@ -247,7 +247,7 @@ def _narrow_sources(ctx, ins, src_t: str):
     integers)."""
     if src_t == "f32":
         srcs = [reader(ctx, o, ScalarType.F32, ins) for o in ins.operands[1:3]]
-        return lambda b, lanes: [s(b, lanes).view(np.float32).astype(np.float64) for s in srcs]
+        return lambda b, lanes: [_widen(s(b, lanes).view(np.float32)) for s in srcs]
     wide = src_t in ("f16x2", "bf16x2")
     src = reader(ctx, ins.operands[1], ScalarType.B32 if wide else ScalarType.B16, ins)
     shift = np.uint32(16 if wide else _slot(src_t))
@@ -257,11 +257,17 @@ def _narrow_sources(ctx, ins, src_t: str):
         x = src(b, lanes).astype(np.uint32)
         pair = [(x >> shift) & mask, x & mask]
         if src_t == "f16x2":
-            return [v.astype(np.uint16).view(np.float16).astype(np.float64) for v in pair]
+            return [_widen(v.astype(np.uint16).view(np.float16)) for v in pair]
         if src_t == "bf16x2":
-            return [(v << np.uint32(16)).view(np.float32).astype(np.float64) for v in pair]
+            return [_widen((v << np.uint32(16)).view(np.float32)) for v in pair]
         return pair
     return elements
+
+
+def _widen(x: np.ndarray) -> np.ndarray:
+    """Exact float64 values (signalling NaNs stay NaN: only NaN-ness is read)."""
+    with np.errstate(invalid="ignore"):
+        return x.astype(np.float64)
 
 
 def _rs_halves(r: np.ndarray) -> list[np.ndarray]:

@@ -31,7 +31,7 @@ ARITH_OPCODES = (
     "popc", "clz", "bfind", "fns", "brev", "bfe", "bfi", "szext", "bmsk", "dp4a", "dp2a",
     "testp", "copysign", "fma", "rcp", "rcp.approx.ftz.f64", "sqrt", "rsqrt", "rsqrt.approx.ftz.f64",
     "sin", "cos", "lg2", "ex2", "tanh", "set", "setp", "selp", "slct", "and", "or", "xor", "not", "cnot",
-    "lop3", "shf", "shl", "shr", "mov", "prmt", "cvt", "vabsdiff4",
+    "lop3", "shf", "shl", "shr", "mov", "prmt", "cvt", "cvt.pack", "vabsdiff4",
 )
 
 HALF = ("f16", "bf16", "f16x2", "bf16x2")
