@@ -1,9 +1,8 @@
 // libcu++ (CUDA 13's CCCL) in device code: cuda::atomic_ref with thread scopes and memory
-// orders, cuda::std::atomic in shared memory, cuda::barrier<thread_scope_block> (mbarrier),
-// cuda::std bit operations, cuda::std::min/max/clamp and cuda::std::array. Integer results only.
+// orders, cuda::std::atomic in shared memory, cuda::std bit operations, cuda::std::min/max/clamp
+// and cuda::std::array. Integer results only (cuda::barrier: libcuxx_barrier.cu).
 // Models: tests/models/realworld.py.
 #include <cuda/atomic>
-#include <cuda/barrier>
 #include <cuda/std/array>
 #include <cuda/std/__algorithm/clamp.h>
 #include <cuda/std/__algorithm/max.h>
@@ -97,25 +96,6 @@ __global__ void cuxx_shared_atomic_tickets(int *ticket, int *sum)
         atomicAdd(sum + blockIdx.x, 0);  // keep the slot touched by one thread
     cuda::atomic_ref<int, cuda::thread_scope_device> s(sum[blockIdx.x]);
     s.fetch_add(t, cuda::std::memory_order_relaxed);
-}
-
-// cuda::barrier<thread_scope_block>: out[i] = s[(t + 1) % n] after arrive_and_wait, twice
-__global__ void cuxx_block_barrier(const int *in, int *out)
-{
-    __shared__ cuda::barrier<cuda::thread_scope_block> bar;
-    __shared__ int s[256];
-    int t = threadIdx.x, n = blockDim.x;
-    if (t == 0)
-        init(&bar, n);
-    __syncthreads();
-    int i = blockIdx.x * n + t;
-    s[t] = in[i];
-    bar.arrive_and_wait();
-    int v = s[(t + 1) % n];
-    bar.arrive_and_wait();
-    s[t] = v * 2;
-    bar.arrive_and_wait();
-    out[i] = s[(t + 1) % n];
 }
 
 // cuda::std bit operations on each value
