@@ -233,6 +233,9 @@ class FunctionLowering:
         for scope in reversed(self.param_bufs):
             if name in scope:
                 return scope[name]
+        # A `.reg` formal's buffer holds what the caller passed, not the register's value now.
+        if any(d.name == name and d.space is StateSpace.REG for d in (*self.fn.returns, *self.fn.params)):
+            return None
         return self.param_args.get(name)
 
     # ------------------------------------------------------------------ blocks
@@ -274,22 +277,34 @@ class FunctionLowering:
     def lower_body(self) -> None:
         self.ml.check_calls(self.fn)
         self.target_state = self.hooks.new_function_state(self)
+        if not self.is_kernel:
+            self._register_formals(self.fn, self.param_args, self._alloca_b)
         self.hooks.begin_function(self)
         self._walk(self.fn.body)
         if not self.terminated():
-            self.hooks.exit_thread(self, None) if self.is_kernel else self.ml.return_from(self)
+            if self.is_kernel:
+                self.hooks.exit_thread(self, None)
+            else:
+                self.store_register_returns()
+                self.ml.return_from(self)
         self.hooks.finish_function(self)
         if not self.entry.is_terminated:
             self._alloca_b.branch(self.body)
 
     def inline_call(self, callee: ptx.Function, params: dict[str, ir.Value]) -> None:
-        """Lower ``callee``'s body here, its `.param`s bound to the caller's buffers: how calls to
-        functions that synchronise become part of the kernel's state machine."""
+        """Lower ``callee``'s body here, its formals bound to the caller's buffers (`.reg` formals
+        loaded from theirs, `.reg` results stored back at the return): how calls to functions that
+        synchronise become part of the kernel's state machine."""
         self.ml.check_calls(callee)
         ret = self.new_block(f"ret_{callee.name}")
         self.inline.append((f"{callee.name}#{len(self.labels)}#", ret))
         self.scopes.append({})
-        self.param_bufs.append(dict(params))
+        self.param_bufs.append({n: p for n, p in params.items()
+                                if n not in {d.name for d in (*callee.returns, *callee.params)
+                                             if d.space is StateSpace.REG}})
+        self._register_formals(callee, params, self.b)
+        results = [(self.register(ptx.Register(d.name)), params[d.name]) for d in callee.returns
+                   if d.space is StateSpace.REG]
         self.hooks.push_frame(self, callee)
         self.hooks.loop_header(self, _segment_counts(callee.body).get(None, 0))
         self._walk(callee.body)
@@ -297,7 +312,28 @@ class FunctionLowering:
         self.param_bufs.pop()
         self.inline.pop()
         self.continue_in(ret)
+        for (slot, t), buf in results:
+            self.b.store(self.b.load(slot), self.b.bitcast(buf, ir.PointerType(storage_type(t))))
         self.hooks.pop_frame(self, callee)
+
+    def _register_formals(self, f: ptx.Function, buffers: dict[str, ir.Value], b: ir.IRBuilder) -> None:
+        """Declare ``f``'s `.reg` parameters and results as registers of the current scope; each
+        parameter starts as the bytes of its buffer (what the caller passed, by value)."""
+        for d in (*f.returns, *f.params):
+            if d.space is not StateSpace.REG:
+                continue
+            self.declare(d)
+            if any(d is p for p in f.params):
+                slot, t = self.register(ptx.Register(d.name))
+                b.store(b.load(b.bitcast(buffers[d.name], ir.PointerType(storage_type(t)))), slot)
+
+    def store_register_returns(self) -> None:
+        """`ret` from a device function: its `.reg` results into the buffers the caller passed."""
+        for d in self.fn.returns:
+            if d.space is StateSpace.REG:
+                slot, t = self.register(ptx.Register(d.name))
+                self.b.store(self.b.load(slot), self.b.bitcast(self.param_args[d.name],
+                                                               ir.PointerType(storage_type(t))))
 
     def hidden_register(self, name: str, t: ScalarType) -> ir.Value:
         """A register the PTX does not name (saved and restored at stops like any other)."""

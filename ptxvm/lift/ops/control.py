@@ -6,8 +6,9 @@ from __future__ import annotations
 from llvmlite import ir
 
 from ...ir import nodes as ptx
+from ...ir.call_args import immediate_argument_bits
 from ...ir.types import ScalarType
-from ..function import FunctionLowering
+from ..function import FunctionLowering, storage_type, to_bits
 from . import lowers
 from .common import U32
 
@@ -61,6 +62,7 @@ def _ret(fl: FunctionLowering, ins: ptx.Instruction) -> None:
     elif fl.is_kernel:
         fl.hooks.exit_thread(fl, ins)
     else:
+        fl.store_register_returns()
         fl.ml.return_from(fl)
 
 
@@ -95,50 +97,93 @@ def _call(fl: FunctionLowering, ins: ptx.Instruction) -> None:
         if any(callee.name == p.split("#")[0] for p, _ in fl.inline):
             raise fl.unsupported(ins, "recurses into a function that synchronises (barrier, warp "
                                       "instruction or printf), which cannot be inlined")
+        ptrs, results = _bind(fl, ins, target, rets, args)
         names = [d.name for d in (*target.returns, *target.params)]
-        bufs = {}
-        for name, op in zip(names, (*rets, *args)):
-            buf = fl.param_buffer(op.name) if isinstance(op, ptx.Symbol) else None
-            if buf is None:
-                raise fl.unsupported(ins, _not_param(op))
-            bufs[name] = buf
-        fl.inline_call(target, bufs)
+        fl.inline_call(target, dict(zip(names, ptrs)))
+        results()
         return
     fn = fl.ml.device_function(callee.name, ins)
-    ptrs = []
-    for op in (*rets, *args):
-        if not isinstance(op, ptx.Symbol) or fl.param_buffer(op.name) is None:
-            raise fl.unsupported(ins, _not_param(op))
-        ptrs.append(fl.param_buffer(op.name))
+    ptrs, results = _bind(fl, ins, target, rets, args)
     fl.hooks.before_call(fl)
     status = fl.b.call(fn, [*fl.hooks.function_prefix_values(fl), *ptrs])
     fl.hooks.after_call(fl, status)
+    results()
 
 
-def _not_param(op) -> str:
-    """Why an argument the lifter cannot bind is refused (ptxas accepts registers and
-    immediates in non-ABI calls; the lifter passes `.param` buffers only)."""
-    what = "a register" if isinstance(op, ptx.Register) else "an immediate" if isinstance(op, ptx.Immediate) \
-        else "not a `.param` variable"
-    if what.startswith("not"):
-        return f"passes `{op}`, which is {what}"
-    return (f"passes `{op}`, which is {what}: calls that pass registers or immediates instead of "
-            f"`.param` variables are not translated")
+def _bind(fl: FunctionLowering, ins: ptx.Instruction, formals, rets, args):
+    """One i8* per formal (results first, then arguments, as device functions take them) and a
+    function that copies the results into the caller's registers once the call returned.
+
+    Arguments are passed by value (PTX ISA §9.7.12.5): a caller's `.param` variable is passed as
+    its own buffer; a register or an immediate (``ir.call_args``' bits) is stored into a fresh
+    buffer of the formal's size; a register result gets a buffer read back after the call. The
+    callee sees bytes either way (function.py loads its `.reg` formals from them), so `.reg` and
+    `.param` formals take any of these, as ptxas allows."""
+    decls = (*formals.returns, *formals.params)
+    ptrs, after = [], []
+    for i, (op, formal) in enumerate(zip((*rets, *args), decls)):
+        is_result = i < len(rets)
+        buf = fl.param_buffer(op.name) if isinstance(op, ptx.Symbol) else None
+        if buf is not None:
+            ptrs.append(buf)
+            continue
+        if not isinstance(op, (ptx.Register, ptx.Immediate, ptx.Sink)) or (
+                isinstance(op, (ptx.Immediate, ptx.Sink)) and is_result == isinstance(op, ptx.Immediate)):
+            raise fl.unsupported(ins, f"passes `{op}`, which is not a `.param` variable, register or immediate")
+        t = formal.type
+        width = 1 if t is ScalarType.PRED else max(t.bits, 8) // 8
+        if formal.array or formal.vector:
+            raise fl.unsupported(ins, f"passes `{op}` for `{formal.name}` ({formal.type.value}"
+                                      f"{' vector' if formal.vector else ' array'}), which takes a `.param` variable here")
+        buf = fl.alloca_bytes(width, width, f"arg_{formal.name.lstrip('%')}")
+        slot = fl.b.bitcast(buf, ir.PointerType(storage_type(t)))
+        if is_result:
+            if isinstance(op, ptx.Register):
+                after.append((op, t, slot))
+        elif isinstance(op, ptx.Immediate):
+            try:
+                bits = immediate_argument_bits(op, t)
+            except ValueError as e:
+                raise fl.unsupported(ins, f"passes `{op}` for `{formal.name}`: {e}") from None
+            fl.b.store(storage_type(t)(bits), slot)
+        else:
+            fl.b.store(_register_bits(fl, op, t), slot)
+        ptrs.append(buf)
+
+    def results() -> None:
+        for op, t, slot in after:
+            fl.write(op, t, fl.b.load(slot))
+    return ptrs, results
+
+
+def _register_bits(fl: FunctionLowering, op: ptx.Register, t: ScalarType) -> ir.Value:
+    """The register's value as the raw bits of a ``t`` formal (the check made their sizes equal)."""
+    v = fl.read(op, t)
+    return v if t is ScalarType.PRED else to_bits(fl.b, v, t)
+
+
+def _prototype(fl: FunctionLowering, rest) -> ptx.CallPrototype | None:
+    """The `.callprototype` a call names, from the body it sits in (the function lowered, or one
+    lowered inline into it)."""
+    names = {o.name for o in rest if isinstance(o, ptx.Symbol)}
+    inlined = (fl.ml.ptx_functions.get(prefix.split("#")[0]) for prefix, _ in fl.inline)
+    for f in (*(f for f in inlined if f is not None and f.body is not None), fl.fn):
+        hit = next((s for s in f.body.walk() if isinstance(s, ptx.CallPrototype) and s.name in names), None)
+        if hit is not None:
+            return hit
+    return None
 
 
 def _indirect_call(fl: FunctionLowering, ins: ptx.Instruction, callee, rets, args, rest) -> None:
     """`call (r), %fptr, (a), proto;`: compare the pointer with every function of a matching
-    shape (or the `.calltargets` list) and call the one it names; anything else faults."""
+    shape (or the `.calltargets` list) and call the one it names; anything else faults. The
+    arguments are bound once, for the prototype's formals (else the first candidate's)."""
     candidates = [f for f in fl.ml.ptx_functions.values()
                   if f.body is not None and not f.is_kernel
                   and len(f.params) == len(args) and len(f.returns) == len(rets)]
     if not candidates:
         raise fl.unsupported(ins, "is an indirect call with no function of a matching shape in the module")
-    ptrs = []
-    for op in (*rets, *args):
-        if not isinstance(op, ptx.Symbol) or fl.param_buffer(op.name) is None:
-            raise fl.unsupported(ins, _not_param(op))
-        ptrs.append(fl.param_buffer(op.name))
+    ptrs, results = _bind(fl, ins, _prototype(fl, rest) or candidates[0], rets, args)
     b = fl.b
     target = fl.read(callee, ScalarType.U64)
     done = fl.new_block("icall_done")
@@ -157,3 +202,4 @@ def _indirect_call(fl: FunctionLowering, ins: ptx.Instruction, callee, rets, arg
         b.position_at_end(miss)
     fl.hooks.bad_call(fl, ins, target)
     b.position_at_end(done)
+    results()
