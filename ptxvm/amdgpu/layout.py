@@ -16,6 +16,8 @@ gives every variable its own LLVM global so the compiler sees what each kernel u
 
 from __future__ import annotations
 
+import dataclasses
+
 from dataclasses import dataclass, field
 
 from ..ir import nodes as ptx
@@ -103,6 +105,13 @@ def module_layout(module: ptx.Module) -> ModuleLayout:
         if d.size_bytes() is None or (d.linkage is not None and d.linkage.value == "extern"):
             lay.extern_shared.add(d.name)
         else:
+            # Function-scope `.shared` arrays of one name in several kernels share one LDS global:
+            # it must be the largest of them (the last one seen could be smaller).
+            known = lay.shared.get(d.name)
+            if known is not None:
+                big = d if (d.size_bytes() or 0) > (known.size_bytes() or 0) else known
+                align = max(_align_of(d), _align_of(known))
+                d = big if _align_of(big) == align else dataclasses.replace(big, align=align)
             lay.shared[d.name] = d
 
     for d in module.items:
