@@ -1,0 +1,59 @@
+"""Dynamic parallelism (CDP2, issue 14 item 3) on the host JIT: tests/cuda/cdp.cu compiled by nvcc
+13 with -rdc=true, every variant, against numpy models of the sources; the device runtime's
+refusals with their exact messages."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ptxvm
+from models import devrt
+from models.fixture_kernels import VARIANTS, kernel
+
+DEVICE = "cpu"
+# -G code takes seconds per kernel to compile for the host: in the slow suite.
+JIT_VARIANTS = [v if v != "sm80-G" else pytest.param(v, marks=pytest.mark.slow) for v in VARIANTS]
+
+
+@pytest.fixture
+def limits():
+    yield ptxvm.limits
+    ptxvm.limits.reset()
+
+
+@pytest.mark.parametrize("variant", JIT_VARIANTS)
+def test_child_recursive_tail_and_heap_launches_match_the_models(variant):
+    for case, got, want in devrt.run_cdp_cases(DEVICE, variant):
+        np.testing.assert_array_equal(got, want, err_msg=case)
+
+
+def test_nesting_deeper_than_cdp_depth_stops_the_launching_thread(limits):
+    limits.configure(cdp_depth=5)
+    out = np.zeros(1, np.int32)
+    with pytest.raises(ptxvm.TrapError) as e:
+        kernel("cdp", "cdp_fib")((1,), (1,), (out, np.int32(8)), device=DEVICE)
+    assert e.value.message.split("\n")[0] == (
+        "a device launch of `_Z7cdp_fibPii` needs nesting depth 6, more than ptxvm's limit of 5 (cdp_depth; "
+        "raise it with PTXVM_LIMIT_CDP_DEPTH=... or ptxvm.limits.configure(cdp_depth=...))")
+    assert "__cudaCDP2LaunchDeviceV2" in e.value.message.split("\n")[2]
+
+
+def test_pending_launches_past_the_limit_stop_the_launching_thread(limits):
+    limits.configure(cdp_pending_launches=2)
+    out = np.zeros(3 * 32, np.int32)
+    with pytest.raises(ptxvm.TrapError) as e:
+        kernel("cdp", "cdp_parent")((3,), (32,), (out, np.int32(32)), device=DEVICE)
+    assert e.value.message.split("\n")[0] == (
+        "a device launch of `_Z9cdp_childPiii` needs pending launches 3, more than ptxvm's limit of 2 "
+        "(cdp_pending_launches; raise it with PTXVM_LIMIT_CDP_PENDING_LAUNCHES=... or "
+        "ptxvm.limits.configure(cdp_pending_launches=...))")
+    assert e.value.block == (2, 0, 0)
+
+
+def test_device_side_cuda_device_synchronize_is_refused_with_why():
+    mod = ptxvm.Module(devrt.SYNC_PTX)
+    with pytest.raises(ptxvm.UnsupportedError) as e:
+        mod["waits"]((1,), (1,), (np.zeros(1, np.int32),), device=DEVICE)
+    assert e.value.message == "`call.uni (retval0), cudaDeviceSynchronize, ();` " + devrt.SYNC_WHY + " (target host)"
+    assert e.value.line == 14
