@@ -82,9 +82,12 @@ def test_impossible_combinations_are_rejected(text: str) -> None:
 
 def test_opcode_classes_come_from_the_table() -> None:
     # The ISA's warp-synchronous instructions (§9.7.9.6 shfl.sync, §9.7.13.2 bar.warp.sync,
-    # §9.7.13.9-12 vote.sync, match.sync, activemask, redux.sync) and CTA barriers (§9.7.13.1).
+    # §9.7.13.9-12 vote.sync, match.sync, activemask, redux.sync, §9.7.14 the warp-level matrix
+    # instructions) and CTA barriers (§9.7.13.1).
     from ptxvm.isa import OpClass, opcodes_in
-    assert opcodes_in(OpClass.WARP_SYNC) == {"shfl", "bar.warp.sync", "vote", "match", "activemask", "redux.sync"}
+    assert opcodes_in(OpClass.WARP_SYNC) == {"shfl", "bar.warp.sync", "vote", "match", "activemask", "redux.sync",
+                                             "wmma.load", "wmma.store", "wmma.mma", "mma", "ldmatrix",
+                                             "stmatrix", "movmatrix"}
     assert opcodes_in(OpClass.CTA_SYNC) == {"bar", "barrier"}
     assert {"wmma.load", "mma", "ldmatrix", "wgmma.mma_async"} <= opcodes_in(OpClass.FRAGMENT)
     assert not opcodes_in(OpClass.FRAGMENT) & {"ld", "st", "mov", "shfl"}
