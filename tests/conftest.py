@@ -13,7 +13,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 @pytest.fixture(autouse=True, scope="session")
 def _isolated_cache(tmp_path_factory: pytest.TempPathFactory):
     import os
-    # The cache's secret too: tests must not create or read the user's real one.
+    # The cache's secret too: tests must not create or read the user's real one. Under
+    # pytest-xdist (`-n auto`) each worker is a session of its own with its own basetemp, so
+    # every worker gets its own cache folder and secret: no cache is shared between workers.
     names = ("PTXVM_CACHE_DIR", "PTXVM_CACHE_SECRET")
     old = {n: os.environ.get(n) for n in names}
     os.environ["PTXVM_CACHE_DIR"] = str(tmp_path_factory.mktemp("ptxvm-cache"))

@@ -71,7 +71,7 @@ def add_parser(sub, fmt) -> None:
     p.add_argument("--max-instructions", type=_positive, default=40, metavar="N",
                    help="size bound of a kernel's body (40, as the test suite's campaign)")
     p.add_argument("--shard", default="0/1", metavar="I/N", help="run only kernels k with k %% N == I")
-    p.add_argument("--results", "-o", default="fuzz-results", metavar="DIR",
+    p.add_argument("--results", default="fuzz-results", metavar="DIR",
                    help="results folder (fuzz-results): results.jsonl, failures/")
     p.add_argument("--resume", action="store_true", help="continue the campaign already in DIR")
     p.add_argument("--jobs", "-j", type=_positive, default=None, metavar="J",
