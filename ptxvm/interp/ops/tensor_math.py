@@ -5,7 +5,9 @@ and mma. Matrices are numpy arrays [warps, rows, cols] of element bit patterns (
 The rule (the ISA leaves the order and rounding of a tensor-core sum unspecified):
 * floating point: every product is exact; D = C, then for k = 0 .. K-1 in order
   D = round(D + A[i,k] * B[k,j]) in the accumulator type, round-to-nearest-even (one rounding
-  per step: an fma in the accumulator type). f64 uses the instruction's `.rnd` (default .rn).
+  per step: an fma in the accumulator type). The accumulator type is f64 for f64 operands, else
+  f32 when C or D is f32 (an f16 D is then the f32 sum rounded once), else f16. f64 uses the
+  instruction's `.rnd` (default .rn).
   f16/bf16/tf32/e4m3/e5m2 inputs are exact in f32 (and f16/e4m3/e5m2 in f16), so the step is
   the interpreter's fma of that type. A NaN result is the canonical NaN of the type.
 * integer: the exact sum C + sum_k A*B; `.satfinite` clamps it to the s32 range, otherwise it
@@ -66,26 +68,31 @@ def _f16_bits(values: np.ndarray) -> np.ndarray:
     return values.astype(np.float16).view(np.uint16)
 
 
+@np.errstate(invalid="ignore", over="ignore")      # NaN and overflow are results here, not errors
 def float_mma(a: np.ndarray, b: np.ndarray, c: np.ndarray, atype: str, btype: str,
               ctype: str, dtype: str, rnd: str = "rn") -> np.ndarray:
-    """D bits [W, M, N] for element bits A [W, M, K], B [W, K, N], C [W, M, N]."""
-    av, bv = decode(a, atype), decode(b, btype)
-    acc_t = "f64" if dtype == "f64" else ("f16" if dtype == "f16" else "f32")
-    cv = decode(c, ctype)
-    if acc_t == "f64":
+    """D bits [W, M, N] for element bits A [W, M, K], B [W, K, N], C [W, M, N]. The sum is kept
+    in f64 (f64 operands), else f32 if C or D is f32, else f16; D is the sum rounded (RN) to
+    its type."""
+    av, bv, cv = decode(a, atype), decode(b, btype), decode(c, ctype)
+    if dtype == "f64":
         acc = cv
         for k in range(av.shape[-1]):
             acc = farith.ffma(np.broadcast_to(av[..., :, k:k + 1], acc.shape),
                               np.broadcast_to(bv[..., k:k + 1, :], acc.shape), acc, rnd)
         return acc.view(np.uint64)
-    if acc_t == "f32":
+    if "f32" in (ctype, dtype):
         acc = cv.astype(np.float32)
         a32, b32 = av.astype(np.float32), bv.astype(np.float32)   # exact: narrower formats
         for k in range(av.shape[-1]):
             acc = farith.ffma(np.broadcast_to(a32[..., :, k:k + 1], acc.shape),
                               np.broadcast_to(b32[..., k:k + 1, :], acc.shape), acc, "rn")
-        return acc.astype(np.float32).view(np.uint32).astype(np.uint64)
-    # f16 accumulators (f16, e4m3 or e5m2 inputs, all exact in f16): the f16 fma per step.
+        acc = np.asarray(acc, dtype=np.float32)
+        if dtype == "f32":
+            return acc.view(np.uint32).astype(np.uint64)
+        bits = _f16_bits(acc)                     # one RN rounding f32 -> f16
+        return np.where(np.isnan(acc), np.uint16(0x7FFF), bits).astype(np.uint64)
+    # f16 C and D (f16, e4m3 or e5m2 inputs, all exact in f16): the f16 fma per step.
     acc = _f16_bits(cv)
     ah, bh = _f16_bits(av), _f16_bits(bv)
     for k in range(av.shape[-1]):
