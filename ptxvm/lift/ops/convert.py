@@ -82,7 +82,7 @@ def _lower_narrow(fl: FunctionLowering, ins: ptx.Instruction) -> None:
     from ..semantics import narrow
     form, dst_t, src_t = ins.form, ins.types[0].value, ins.types[-1].value
     relu, satf = "relu" in ins.modifiers, "satfinite" in ins.modifiers
-    rnd = ins.mod("rnd") or ins.mod("rnonly") or ins.mod("rs") or "rn"
+    rnd = ins.mod("frnd3") or ins.mod("rnonly") or ins.mod("rs") or "rn"
     if form == "x4-rs" or (form == "pack-x2-rs" and dst_t == "f16x2"):
         raise fl.unsupported(ins, "(stochastic rounding to f16x2 or to an x4 narrow type) is not executable: the ISA "
                                   "text does not fix how the random bits align below f16's normal range or which bits "
