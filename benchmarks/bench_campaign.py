@@ -33,8 +33,6 @@ import tempfile
 import time
 from pathlib import Path
 
-os.environ["PTXVM_NO_CACHE"] = "1"       # before any worker starts: they inherit it
-
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from ptxvm.campaign.pool import default_jobs  # noqa: E402
@@ -111,6 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="12 kernels")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args(argv)
+    os.environ["PTXVM_NO_CACHE"] = "1"       # before any worker process starts: they inherit it
     r = run(12 if a.quick else a.count, a.seed, a.jobs, tuple(a.executors.split(",")))
     print(json.dumps(r, indent=2) if a.json else render(r))
     return 0
