@@ -18,6 +18,7 @@ from ..errors import UnsupportedError
 from ..ir import nodes as ptx
 from ..ir.sregs import lookup_special
 from ..ir.types import ScalarType, StateSpace
+from ..passes.vectors import COMPONENTS, expand_vector_registers
 
 if TYPE_CHECKING:
     from .hooks import TargetHooks
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
 I1, I8, I16, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(16), ir.IntType(32), ir.IntType(64)
 F32, F64 = ir.FloatType(), ir.DoubleType()
 I8P = ir.PointerType(I8)
+_VECTOR = "vector:"                  # a scope's entry for a vector register: its width follows
 
 
 def storage_type(t: ScalarType) -> ir.Type:
@@ -105,7 +107,7 @@ class FunctionLowering:
 
     def __init__(self, ml: "ModuleLowering", fn: ptx.Function, llfn: ir.Function,
                  param_args: dict[str, ir.Value]) -> None:
-        self.ml, self.fn, self.llfn = ml, fn, llfn
+        self.ml, self.fn, self.llfn = ml, expand_vector_registers(fn), llfn
         self.hooks: "TargetHooks" = ml.hooks
         self.is_kernel = fn.is_kernel
         self.param_args = param_args          # `.param` name -> pointer argument (device functions)
@@ -136,14 +138,29 @@ class FunctionLowering:
     def declare(self, d: ptx.VarDecl) -> None:
         for name in d.register_names():
             if d.vector:
-                raise UnsupportedError(f"vector register declaration `{d.name}` is not supported",
-                                       filename=d.span.filename, line=d.span.line, column=d.span.column)
-            key = f"{name}#{len(self.regs)}"
-            slot = self._alloca_b.alloca(storage_type(d.type), name=name.lstrip("%").replace("%", ""))
-            self.regs[key] = (slot, d.type)
-            self.scopes[-1][name] = key
-            if self.inline:
-                self._inlined_keys.add(key)
+                # A `.v2`/`.v4` register is its elements `v.x`, `v.y`... (passes.vectors writes
+                # whole uses as their brace list); the name itself marks the vector's width.
+                self.scopes[-1][name] = f"{_VECTOR}{d.vector}"
+                for comp in COMPONENTS[:d.vector]:
+                    self._declare_scalar(f"{name}.{comp}", d.type)
+            else:
+                self._declare_scalar(name, d.type)
+
+    def _declare_scalar(self, name: str, t: ScalarType) -> None:
+        key = f"{name}#{len(self.regs)}"
+        slot = self._alloca_b.alloca(storage_type(t), name=name.lstrip("%").replace("%", ""))
+        self.regs[key] = (slot, t)
+        self.scopes[-1][name] = key
+        if self.inline:
+            self._inlined_keys.add(key)
+
+    def vector_width(self, name: str) -> int:
+        """The element count of the vector register ``name`` in scope (0: none)."""
+        for scope in reversed(self.scopes):
+            key = scope.get(name)
+            if key is not None:
+                return int(key[len(_VECTOR):]) if key.startswith(_VECTOR) else 0
+        return 0
 
     def own_register_slots(self, names: frozenset[str] | set[str]) -> list[ir.Value]:
         """The allocas of the registers named ``names`` that ``fn`` itself declares (in any of its
@@ -152,19 +169,26 @@ class FunctionLowering:
                 if key not in self._inlined_keys and key.rsplit("#", 1)[0] in names]
 
     def register(self, op: ptx.Register) -> tuple[ir.Value, ScalarType] | None:
-        name = op.name if op.component is None else None
-        if name is None:
-            return None
+        # `v.x`: an element of a vector register (special registers such as `%tid.x` are not
+        # in scope); a whole vector `v` is no one register.
+        name = op.name if op.component is None else f"{op.name}.{op.component}"
         for scope in reversed(self.scopes):
             key = scope.get(name)
             if key is not None:
-                return self.regs[key]
+                return None if key.startswith(_VECTOR) else self.regs[key]
         return None
 
     def alloca_bytes(self, size: int, align: int, name: str) -> ir.Value:
         slot = self._alloca_b.alloca(ir.ArrayType(I8, max(size, 1)), name=name)
         slot.align = max(align, 1)
         return self._alloca_b.bitcast(slot, I8P)
+
+    def argument_buffer(self, t: ScalarType, name: str) -> tuple[ir.Value, ir.Value]:
+        """A call's by-value buffer for one ``t`` value: (i8*, storage pointer), both made in the
+        entry block, so they dominate code after a stop inside an inlined callee."""
+        width = 1 if t is ScalarType.PRED else max(t.bits, 8) // 8
+        buf = self.alloca_bytes(width, width, name)
+        return buf, self._alloca_b.bitcast(buf, ir.PointerType(storage_type(t)))
 
     # ------------------------------------------------------------------ operands
     def read(self, op: ptx.Operand, t: ScalarType) -> ir.Value:
@@ -194,6 +218,13 @@ class FunctionLowering:
         if isinstance(op, ptx.Symbol):
             addr = self.hooks.symbol_address(self, op.name, None, self.ins)
             return to_value(b, resize(b, addr, max(t.bits, 8), False), t)
+        if isinstance(op, ptx.Offset):
+            # `arr+8` / `%r1+4` (§6.4.1 address expressions): the base's value plus the constant.
+            if t.kind == "f" or t is ScalarType.PRED:
+                raise self.unsupported(self.ins, f"adds an offset to `{op.base}` as a .{t.value} value; an "
+                                                 "address expression `base+imm` is an integer")
+            ty = ir.IntType(max(t.bits, 8))
+            return b.add(self.read(op.base, t), ty(op.offset & ((1 << ty.width) - 1)))
         raise self.unsupported(self.ins, f"operand `{op}` cannot be read as a value here")
 
     def write(self, op: ptx.Operand, t: ScalarType, value: ir.Value) -> None:
@@ -296,6 +327,7 @@ class FunctionLowering:
         loaded from theirs, `.reg` results stored back at the return): how calls to functions that
         synchronise become part of the kernel's state machine."""
         self.ml.check_calls(callee)
+        callee = expand_vector_registers(callee)
         ret = self.new_block(f"ret_{callee.name}")
         self.inline.append((f"{callee.name}#{len(self.labels)}#", ret))
         self.scopes.append({})

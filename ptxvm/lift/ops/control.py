@@ -131,12 +131,10 @@ def _bind(fl: FunctionLowering, ins: ptx.Instruction, formals, rets, args):
                 isinstance(op, (ptx.Immediate, ptx.Sink)) and is_result == isinstance(op, ptx.Immediate)):
             raise fl.unsupported(ins, f"passes `{op}`, which is not a `.param` variable, register or immediate")
         t = formal.type
-        width = 1 if t is ScalarType.PRED else max(t.bits, 8) // 8
         if formal.array or formal.vector:
             raise fl.unsupported(ins, f"passes `{op}` for `{formal.name}` ({formal.type.value}"
                                       f"{' vector' if formal.vector else ' array'}), which takes a `.param` variable here")
-        buf = fl.alloca_bytes(width, width, f"arg_{formal.name.lstrip('%')}")
-        slot = fl.b.bitcast(buf, ir.PointerType(storage_type(t)))
+        buf, slot = fl.argument_buffer(t, f"arg_{formal.name.lstrip('%')}")
         if is_result:
             if isinstance(op, ptx.Register):
                 after.append((op, t, slot))
