@@ -156,3 +156,34 @@ def test_wmma_every_shape_type_and_layout(executor, shape, elem, dt, ct, li):
                                              ("m8n8k128", "b1", "s32", "s32")], ids=str)
 def test_wmma_generic_and_shared_addresses(executor, space, shape, elem, dt, ct):
     _run_case(executor, shape, elem, dt, ct, _layouts(elem)[0], space, padded=True)
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+@pytest.mark.parametrize("shape,elem,role", [(s, e, r) for (s, e) in sorted(M.WMMA_AB) if e not in SUBBYTE
+                                             for r in "ab"] + [("m16n16k16", "f32", "c"), ("m32n8k16", "f16", "c"),
+                                                               ("m8n8k4", "f64", "c"), ("m8n32k16", "s32", "c")],
+                         ids=str)
+def test_wmma_load_puts_elements_where_ptxvms_layout_says(executor, shape, elem, role):
+    """The layout is ptxvm's choice (the ISA leaves it open): pinned here so every executor (and
+    code that reads fragment registers) sees the same one (tests/models/fragments.wmma_layout)."""
+    m, n, k = (int(x) for x in shape[1:].replace("n", " ").replace("k", " ").split())
+    rows, cols = {"a": (m, k), "b": (k, n), "c": (m, n)}[role]
+    regs = M.WMMA_AB[(shape, elem)]["ab".index(role)] if role != "c" else M.wmma_c_regs(shape, elem)
+    per = M.per_reg(elem)
+    mod = {"s8": 64, "u8": 64, "bf16": 256}.get(elem, 1000)       # distinct where the type allows
+    values = np.arange(rows * cols) % mod - (20 if elem == "s8" else 0)
+    mat = values.reshape(rows, cols).astype(np.float64)
+    img, _ = _image(mat, elem, "row", cols, np.random.default_rng(0))
+    rt = "f64" if elem == "f64" else "b32"
+    size = 8 if rt == "f64" else 4
+    text = "\n".join([HEADER, ".visible .entry k(.param .u64 pm, .param .u64 pr)", "{",
+                      f"  .reg .{rt} %f<{regs}>; .reg .b64 %m, %r, %o; .reg .b32 %t;",
+                      "  ld.param.u64 %m, [pm];", "  ld.param.u64 %r, [pr];", "  mov.u32 %t, %tid.x;",
+                      f"  mul.wide.u32 %o, %t, {regs * size};", "  add.s64 %r, %r, %o;",
+                      f"  wmma.load.{role}.sync.aligned.row.{shape}.global.{elem} {vec('f', regs)}, [%m];",
+                      *[f"  st.global.{rt} [%r+{i * size}], %f{i};" for i in range(regs)], "  ret;", "}"]) + "\n"
+    out = np.zeros((32, regs), np.uint64 if rt == "f64" else np.uint32)
+    module(text)["k"](1, 32, (img, out), device=executor)
+    coords = M.wmma_layout(rows, cols, regs * per)
+    expect = M.pack(M.encode(mat[coords[..., 0], coords[..., 1]], elem), elem)
+    np.testing.assert_array_equal(out.astype(np.uint64), expect)

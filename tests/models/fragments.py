@@ -234,3 +234,12 @@ def ldmatrix_layout(trans: bool) -> np.ndarray:
     the matrix column by column)."""
     out = np.array([[(lane // 4, (lane % 4) * 2 + j) for j in range(2)] for lane in range(32)])
     return out[..., ::-1].copy() if trans else out
+
+
+def wmma_layout(rows: int, cols: int, per_lane: int) -> np.ndarray:
+    """ptxvm's wmma fragment layout (the ISA leaves it unspecified, §9.7.14.4.1; every executor
+    must use the same): lane l's elements are those of the row-major matrix numbered
+    l * E .. l * E + E - 1, E = rows * cols / 32, repeated when a fragment holds more (f16 A/B)."""
+    once = rows * cols // 32
+    q = np.array([[lane * once + e % once for e in range(per_lane)] for lane in range(32)])
+    return np.stack([q // cols, q % cols], axis=-1)
