@@ -18,6 +18,8 @@ from ..lift.function import FunctionLowering
 from ..lift.hooks import TargetHooks
 from . import fixups
 from .atomics import AtomicHooks
+from .barriers import BarrierHooks
+from .devrt import DeviceRuntimeHooks
 from .layout import ModuleLayout
 from .llvm_ext import (
     CONSTANT,
@@ -25,9 +27,7 @@ from .llvm_ext import (
     I16,
     I32,
     I64,
-    LDS,
     VOID,
-    ScopedAtomicRMW,
     call,
     ptr,
     set_string_attributes,
@@ -43,7 +43,7 @@ DEFAULT_MAX_THREADS = 1024        # CUDA's limit on threads per block
 _EXITED, _TRAPPED = 1, 2          # what a lowered `.func` returns besides 0 (carry on)
 
 
-class AmdgpuHooks(MemoryHooks, WarpHooks, AtomicHooks, TargetHooks):
+class AmdgpuHooks(DeviceRuntimeHooks, BarrierHooks, MemoryHooks, WarpHooks, AtomicHooks, TargetHooks):
     inline_synchronising = False
 
     def __init__(self, target: Target, layout: ModuleLayout, data_layout: str) -> None:
@@ -55,6 +55,9 @@ class AmdgpuHooks(MemoryHooks, WarpHooks, AtomicHooks, TargetHooks):
         self.accesses = {}
         self.by_value: set[str] = set()
         self.by_value_reads = {}
+        self._arrive_cache: frozenset[int] | None | bool = False     # BarrierHooks._arrive_ids
+        self.printf_formats: list[str] = []                          # amdhsa.printf entries, by id - 1
+        self.printf_ids: dict[str, tuple[int, object]] = {}          # format variable -> (id, Format)
 
     # ------------------------------------------------------------------ ABI
     def kernel_signature(self) -> ir.FunctionType:
@@ -86,6 +89,9 @@ class AmdgpuHooks(MemoryHooks, WarpHooks, AtomicHooks, TargetHooks):
             set_string_attributes(fn, {"amdgpu-flat-work-group-size": f"{low},{high}",
                                        "uniform-work-group-size": "true"})
         self.make_frame(fl)
+        self.refuse_device_launches(fl)
+        if fl.is_kernel and self.uses_counters(fl.fn, fl.ml.ptx_functions):
+            self.init_counters(fl)
 
     def finish_function(self, fl: FunctionLowering) -> None:
         fixups.run(self, fl)
@@ -153,67 +159,10 @@ class AmdgpuHooks(MemoryHooks, WarpHooks, AtomicHooks, TargetHooks):
             self._trap(fl)
             fl.b.position_at_end(fl.new_block("after_assert"))
             return
-        raise fl.unsupported(ins, f"calls `{name}`, which AMD GPU code objects do not provide yet")
+        self.runtime_call(fl, ins, name, rets, args)
 
     def yield_thread(self, fl, ins) -> None:
         call(fl.b, "llvm.amdgcn.s.sleep", VOID, [I32(1)])
-
-    def barrier(self, fl, ins, barrier_id, count, *, arrive=False, reduce=None):
-        if arrive:
-            raise fl.unsupported(ins, "arrives at a barrier without waiting (one hardware barrier per "
-                                      "workgroup on AMD GPUs)")
-        if count is not None:
-            raise fl.unsupported(ins, "synchronises a subset of the block (a thread count), which the "
-                                      "single AMD workgroup barrier cannot express")
-        # Without a count every thread of the block takes part, whatever the barrier id:
-        # the workgroup barrier is exactly that.
-        if reduce is None:
-            self._barrier(fl)
-            return None
-        return self._barrier_reduce(fl, ins, *reduce)
-
-    def _barrier(self, fl: FunctionLowering) -> None:
-        b = fl.b
-        b.fence("release", "workgroup")
-        call(b, "llvm.amdgcn.s.barrier", VOID, [])
-        b.fence("acquire", "workgroup")
-
-    def _barrier_reduce(self, fl: FunctionLowering, ins, op: str, pred: ir.Value) -> ir.Value:
-        """bar.red.{popc,and,or}: count the block's threads whose predicate holds in one LDS word.
-
-        Three barriers: the first lets every thread finish reading the previous result before
-        thread 0 clears the counter, the second publishes the cleared counter, the third the
-        sum.  ``and`` counts the threads where the predicate fails.
-        """
-        b = fl.b
-        counter = self._reduction_counter(fl.ml.llmod)
-        self._barrier(fl)
-        first = b.icmp_unsigned("==", self.linear_tid(fl), I32(0))
-        with b.if_then(first):
-            b.store(I32(0), counter)
-        self._barrier(fl)
-        counted = b.not_(pred) if op == "and" else pred
-        with b.if_then(counted):
-            instr = ScopedAtomicRMW(b.block, "add", counter, I32(1), "monotonic", "")
-            instr.scope = "workgroup"
-            b._insert(instr)
-        self._barrier(fl)
-        total = b.load(counter)
-        if op == "popc":
-            return total
-        if op == "and":
-            return b.icmp_unsigned("==", total, I32(0))
-        return b.icmp_unsigned("!=", total, I32(0))
-
-    def _reduction_counter(self, llmod: ir.Module) -> ir.Value:
-        name = "__ptx_barrier_reduction"
-        gv = llmod.globals.get(name)
-        if gv is None:
-            gv = ir.GlobalVariable(llmod, I32, name, addrspace=LDS)
-            gv.linkage = "internal"
-            gv.initializer = ir.Constant(I32, ir.Undefined)
-            gv.align = 4
-        return gv
 
     # ------------------------------------------------------------------ identity
     def _implicit(self, fl: FunctionLowering, offset: int, ty: ir.Type) -> ir.Value:
@@ -242,7 +191,7 @@ class AmdgpuHooks(MemoryHooks, WarpHooks, AtomicHooks, TargetHooks):
 
     def special_register(self, fl, name, component, bits, ins):
         """Primitive special registers (the warp registers are derived in ``lift.sregs``)."""
-        read = _SREGS.get(name)
+        read = _SREGS.get(name) or self.runtime_register(name)
         if read is None:
             raise fl.unsupported(ins, f"reads special register `{name}`, which AMD GPUs do not provide")
         return read(self, fl, _COMPONENT.get(component or "x", 0), name, bits)

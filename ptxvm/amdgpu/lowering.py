@@ -63,5 +63,11 @@ def lift_module(module: ptx.Module, target: Target) -> str:
     version = llmod.add_metadata([ir.IntType(32)(1), "amdhsa_code_object_version",
                                   ir.IntType(32)(target.code_object_version * 100)])
     llmod.add_named_metadata("llvm.module.flags", version)
+    if hooks.printf_formats:
+        # The code object's amdhsa.printf list, and the hidden_printf_buffer argument (LLVM adds
+        # both for a module with llvm.printf.fmts; see amdgpu/printf.py).
+        fmts = llmod.add_named_metadata("llvm.printf.fmts")
+        for text in hooks.printf_formats:
+            fmts.add(llmod.add_metadata([text]))
     shorten_local_names(llmod)
     return str(llmod)

@@ -39,8 +39,6 @@ def lift(body: str, target: str = "gfx90a", extra: str = "") -> str:
 
 
 @pytest.mark.parametrize("body, line, fragment", [
-    ("bar.sync 1, 64;", 12, "synchronises a subset of the block"),
-    ("bar.arrive 1, 64;", 12, "arrives at a barrier without waiting"),
     ("brkpt;", 12, "debugger breakpoint"),
     ("isspacep.const %q, %rd1;", 12, "tests for the `.const` space"),
     ("mov.u32 %r2, %envreg3;", 12, "special register `%envreg3`"),

@@ -166,14 +166,66 @@ def _launcher(target: str):
         stats = api.LaunchStats()
         kernel.stats = stats
         timeout = float(os.environ.get("PTXVM_EMU_TIMEOUT", os.environ.get("EMU_TIMEOUT", "900")))
+        blocks = request.grid[0] * request.grid[1] * request.grid[2]
+        if request.cooperative and blocks > 1:
+            raise EmulatorLimit(f"kernel `{kernel.name}` on {name}: a cooperative grid of {blocks} blocks cannot be "
+                                "resident at once on the emulator (it runs workgroups one after another, so a grid "
+                                "barrier never completes); cooperative launches of one block run", "endless")
+        co, extra = _runtime_arguments(tool, obj, kernel.name, blocks, request.cooperative)
         try:
-            tool.run_kernel(obj.hsaco, kernel.name, request.grid, request.block, list(ka.values),
+            tool.run_kernel(co, kernel.name, request.grid, request.block, list(ka.values) + [a for _, a in extra],
                             dynamic_lds=request.shared_mem, timeout=timeout)
         except tool.EmuError as e:
             raise _error(e, name, kernel.name) from None
+        _print(obj, dict(extra), request.trace_out)
         return stats
 
     return launch
+
+
+PRINTF_BUFFER_BYTES = 1 << 20     # the printf buffer the emulated runtime hands the kernel
+
+
+def _runtime_arguments(tool, obj, kernel: str, blocks: int, cooperative: bool):
+    """The code object, parsed for the tool, with the hidden arguments a HIP runtime fills for
+    ptxvm's device runtime turned into buffers the tool passes (it leaves hidden kinds zero):
+    the printf buffer (header: used 0, size), and for a cooperative launch the grid sync
+    argument (a zeroed ``mg_info`` with its ``num_wg``); outside one that argument stays 0."""
+    import copy
+    import dataclasses
+
+    import numpy as np
+    co = tool.parse_code_object(obj.hsaco)
+    info = co.kernels[kernel]
+    meta = copy.deepcopy(info.meta)
+    extra: list[tuple[str, Any]] = []
+    for a in meta.get(".args", []):
+        kind = a.get(".value_kind")
+        if kind == "hidden_printf_buffer":
+            buf = np.zeros(PRINTF_BUFFER_BYTES, dtype=np.uint8)
+            buf[4:8] = np.array([PRINTF_BUFFER_BYTES], dtype=np.uint32).view(np.uint8)
+            extra.append((kind, buf))
+        elif kind == "hidden_multigrid_sync_arg":
+            mg = np.zeros(64, dtype=np.uint8)
+            mg[40:44] = np.array([blocks], dtype=np.uint32).view(np.uint8)
+            extra.append((kind, mg if cooperative else None))
+        else:
+            continue
+        a[".value_kind"] = "global_buffer"
+    co.kernels[kernel] = dataclasses.replace(info, meta=meta)
+    return co, extra
+
+
+def _print(obj, extra: dict, out) -> None:
+    """Print the printf buffer's records, as a HIP runtime does after the kernel."""
+    buf = extra.get("hidden_printf_buffer")
+    if buf is None:
+        return
+    from ...amdgpu.printf_decode import decode
+    lines = decode(bytes(buf), obj.note.get("amdhsa.printf", []))
+    stream = out if out is not None else sys.stdout
+    for line in lines:
+        stream.write(line)
 
 
 _INSTR = re.compile(r"\b(s_memtime|s_memrealtime|s_sendmsg_rtn_b(?:32|64)|s_trap|v_exp_f16|v_mad_f32|v_mac_f32|"
@@ -217,10 +269,11 @@ def _error(e: Any, device: str, kernel: str) -> Exception:
 def _register(target: str) -> Executor:
     return register(Executor(
         f"emu:{target}", f"the AMD ISA emulator running the {target} code object (a test tool; slow)",
-        # Workgroups run one after another, in order: deterministic. No steps, traces or printf.
+        # Workgroups run one after another, in order: deterministic. No steps or traces; printf
+        # through the code object's printf buffer, malloc from its heap, cooperative grids of one block.
         Capabilities(host_cpu=False, packages=("llvmlite", "ziglang"),
                      needs_why="translates the kernel to an AMD code object (LLVM, ld.lld)",
-                     deterministic=True, warp=True, opt_in=True),
+                     deterministic=True, warp=True, opt_in=True, printf=True, heap=True, cooperative=True),
         _launcher(target), why_unavailable))
 
 
