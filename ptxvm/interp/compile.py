@@ -98,9 +98,10 @@ def _op(ctx: CompileContext, impls, ins: ir.Instruction, pc: int, loc) -> Op:
     try:
         if build is None:
             raise ctx.unsupported(ins, "is not supported by the interpreter yet")
-        run, control, target = build(ctx, ins)
+        xins = ctx.expand_vectors(ins)          # whole vector registers as their `{...}` elements
+        run, control, target = build(ctx, xins)
         if control == Control.NEXT and run is not None:
-            run = formulas.wrap(ctx, ins, run)
+            run = formulas.wrap(ctx, xins, run)
     except UnsupportedError as e:
         if not getattr(ctx, "lenient", False):
             raise

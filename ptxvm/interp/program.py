@@ -9,7 +9,7 @@ once here into small reader/writer closures, so the run loop does no lookups.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 import numpy as np
@@ -24,6 +24,12 @@ from ..machine.symbols import Symbols
 from .state import FLOAT, SINT, UINT, Batch, storage_dtype
 
 Reader = Callable[[Batch, np.ndarray], np.ndarray]
+
+VECTOR_COMPONENTS = "xyzw"          # the frontend writes `.r .g .b .a` as these
+
+
+def _register_keys(key: str, count: int | None) -> list[str]:
+    return [key] if count is None else [f"{key}{i}" for i in range(count)]
 Writer = Callable[[Batch, np.ndarray, np.ndarray], None]
 
 
@@ -80,14 +86,17 @@ class CompileContext:
 
     # registers --------------------------------------------------------
     def declare(self, d: ir.VarDecl) -> None:
-        if d.vector and d.space is StateSpace.REG:   # else read as one scalar: a wrong answer
-            raise UnsupportedError(f"vector register `{d.name}` (.reg .v{d.vector}) is not supported by the "
-                                   "interpreter", filename=d.span.filename, line=d.span.line or None,
-                                   column=d.span.column or None)
         depth = len(self.scopes) - 1
         key = self.prefix + (d.name if depth == 0 else f"{d.name}@{next(self.fresh)}")
         if d.space is StateSpace.PARAM:
             self.scopes[-1][d.name] = (key, d.type, None, "pvar", d.size_bytes() or 0)
+        elif d.vector:
+            # A `.v2`/`.v4` register (§5.4.2) is its elements: one scalar register per element,
+            # named `v.x` (`v3.y` for `v<4>`), which no PTX identifier can spell.
+            self.scopes[-1][d.name] = (key, d.type, d.count, "vreg", d.vector)
+            for name, k in zip(d.register_names(), _register_keys(key, d.count)):
+                for comp in VECTOR_COMPONENTS[:d.vector]:
+                    self.scopes[-1][f"{name}.{comp}"] = (f"{k}.{comp}", d.type, None, "reg", 0)
         else:
             self.scopes[-1][d.name] = (key, d.type, d.count, "reg", 0)
 
@@ -100,6 +109,10 @@ class CompileContext:
 
     def register(self, r: ir.Register) -> tuple[str, ScalarType] | None:
         name = r.name
+        if r.component is not None:
+            # An element of a vector register; special registers (`%tid.x`) are not in scope.
+            hit = self.lookup(f"{name}.{r.component}")
+            return (hit[0], hit[1]) if hit is not None and hit[3] == "reg" else None
         hit = self.lookup(name)
         if hit is not None and hit[3] == "reg":
             return hit[0], hit[1]
@@ -111,6 +124,28 @@ class CompileContext:
                 if hit is not None and hit[2] is not None:
                     return hit[0] + name[len(base):], hit[1]
         return None
+
+    def vector_elements(self, r: ir.Register) -> tuple[ir.Register, ...] | None:
+        """The element registers of a whole vector register operand (`v` of `.reg .v4 .u32 v`,
+        `v2` of `v<4>`), in element order; None when ``r`` is no vector register."""
+        if r.component is not None:
+            return None
+        hit = self.lookup(r.name)
+        if hit is None:
+            base = r.name.rstrip("0123456789")
+            hit = self.lookup(base) if base != r.name else None
+            if hit is None or hit[2] is None or int(r.name[len(base):]) >= hit[2]:
+                return None
+        if hit[3] != "vreg":
+            return None
+        return tuple(ir.Register(r.name, c) for c in VECTOR_COMPONENTS[:hit[4]])
+
+    def expand_vectors(self, ins: ir.Instruction) -> ir.Instruction:
+        """``ins`` with each whole vector register operand written as the brace list of its
+        elements, the form every vector-taking instruction (ld/st/tex/mov packing) reads."""
+        ops = tuple(ir.Vector(els) if isinstance(op, ir.Register) and (els := self.vector_elements(op))
+                    else op for op in ins.operands)
+        return ins if ops == ins.operands else replace(ins, operands=ops)
 
     def pvar(self, name: str) -> tuple[str, int] | None:
         """A per-thread `.param` variable (call arguments, return values, .func formals)."""
@@ -192,7 +227,21 @@ def reader(ctx: CompileContext, op: ir.Operand, t: ScalarType, ins: ir.Instructi
         addr = symbol_address(ctx, op.name, ins)
         c = ut(addr & ((1 << max(t.bits, 8)) - 1))
         return lambda b, lanes: np.full(lanes.shape, c)
+    if isinstance(op, ir.Offset):
+        return _offset_reader(ctx, op, t, ins)
     raise ctx.unsupported(ins, f"operand `{op}` cannot be read as a value here")
+
+
+def _offset_reader(ctx: CompileContext, op: ir.Offset, t: ScalarType, ins: ir.Instruction) -> Reader:
+    """`arr+8` / `%r1+4` as a source (§6.4.1 address expressions): the base's value (a variable's
+    address, a register's contents) plus the constant, in the instruction type's width."""
+    if t.kind == "f" or t is ScalarType.PRED:
+        raise ctx.unsupported(ins, f"adds an offset to `{op.base}` as a .{t.value} value; an address "
+                                   "expression `base+imm` is an integer")
+    bits = max(t.bits, 8)
+    base = reader(ctx, op.base, t, ins)
+    c = UINT[bits](op.offset & ((1 << bits) - 1))
+    return lambda b, lanes: (base(b, lanes) + c).astype(UINT[bits])
 
 
 LaneReader = Callable[[Batch], "Affine | None"]
@@ -393,7 +442,9 @@ def symbol_address(ctx: CompileContext, name: str, ins: ir.Instruction, space: s
     if kernel_local is not None and ctx.function is ctx.kernel:
         return kernel_local
     if name in s.params:
-        return s.params[name] if space == "param" else PARAM_BASE + s.params[name]
+        # A kernel parameter's address is in the .param space (§5.1.6.1: what `mov` gives and
+        # `ld.param` / `cvta.param` take); only a generic `[param]` operand means its window address.
+        return PARAM_BASE + s.params[name] if space == "generic" else s.params[name]
     if name in s.shared:
         return s.shared[name]
     if name in s.local:

@@ -200,7 +200,7 @@ class Verifier:
     def _reg_type(self, r: Register, scope: Scope, ins: Instruction) -> ScalarType | None:
         decl = scope.lookup(r.name)
         if decl is not None:
-            if r.component is not None and not (decl.vector and r.component in "xyzw"[:decl.vector]):
+            if r.component is not None and not (decl.vector and r.component in tuple("xyzw"[:decl.vector])):
                 self.error(f"register `{r.name}` is not a vector with a `.{r.component}` element", ins.span,
                            at=str(r))
             return decl.type

@@ -52,7 +52,8 @@ class CheckedMemory:
         b = fl.b
         if name in lay.params:
             if fl.is_kernel:
-                return I64(lay.params[name] if space == "param" else PARAM_BASE + lay.params[name])
+                # In the .param space (what `mov` gives, §5.1.6.1); generic `[param]` is the window's.
+                return I64(PARAM_BASE + lay.params[name] if space == "generic" else lay.params[name])
         if fl.param_buffer(name) is not None:
             raise fl.unsupported(ins, f"takes the address of the `.param` variable `{name}`")
         if name in lay.shared:
@@ -90,7 +91,7 @@ class CheckedMemory:
         code = L.space_code(space)
         fault = fl.new_block("fault")
         ok_blk = fl.new_block("mem_ok")
-        if space == "const" and write:
+        if space in ("const", "param") and write:
             self._fault(fl, fault, site, address, L.FaultKind.READONLY, size, code)
             b.branch(fault)
             b.position_at_end(ok_blk)
@@ -114,6 +115,8 @@ class CheckedMemory:
             ptr = self._window(fl, space, address, size, fault)
         elif space in ("global", "const"):
             ptr = self._global(fl, address, size, fault, const=(space == "const"))
+        elif space == "param":
+            ptr = self._param(fl, address, size, fault)
         else:
             ptr = self._generic(fl, address, size, fault, write)
         b.branch(ok_blk)
@@ -206,6 +209,17 @@ class CheckedMemory:
         b.cbranch(bad, fault, ok)
         b.position_at_end(ok)
         return b.gep(b.inttoptr(base, I8P), [offset])
+
+    def _param(self, fl, offset, size, fault) -> ir.Value:
+        """The launch's parameter block through a `.param` address in a register (a kernel
+        parameter's address taken with `mov`); ``offset + size`` may wrap past 2^64."""
+        b = fl.b
+        end = b.add(offset, I64(size))
+        bad = b.or_(b.icmp_unsigned(">", end, self.ctx(fl, L.X_PARAM_SIZE)), b.icmp_unsigned("<", end, offset))
+        ok = fl.new_block("param_ok")
+        b.cbranch(bad, fault, ok)
+        b.position_at_end(ok)
+        return b.gep(b.inttoptr(self.ctx(fl, L.X_PARAMS), I8P), [offset])
 
     def _global(self, fl, address, size, fault, const=False) -> ir.Value:
         b = fl.b

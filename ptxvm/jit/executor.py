@@ -449,7 +449,7 @@ class _Batch:
         if kind == L.FaultKind.MISALIGNED:
             msg = reports.misaligned(space, size, addr_in)
         elif kind == L.FaultKind.READONLY:
-            msg = reports.STORE_TO_CONST
+            msg = reports.STORE_TO_PARAM if space == "param" else reports.STORE_TO_CONST
         elif space == "param":
             msg = reports.param_out_of_bounds(addr_in)
         elif space in ("shared", "local"):

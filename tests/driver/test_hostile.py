@@ -68,9 +68,9 @@ CASES: dict[str, tuple[str, int, int, tuple, int]] = {
                                    decls=".shared .align 4 .b8 s[64];\n"), 1, 1, ("out",), 0),
     "generic_past_local": (entry("mov.u64 %rd2, buf;\ncvta.local.u64 %rd3, %rd2;\nld.u32 %r1, [%rd3+16];",
                                   decls=".local .align 4 .b8 buf[16];\n"), 1, 1, ("out",), 0),
-    # `mov` of a kernel parameter's name gives its generic address (both executors; cvta.param
-    # on it would add the window's base a second time).
-    "generic_past_param": (entry("mov.u64 %rd2, pout;\nld.u64 %rd4, [%rd2+16];"),
+    # `mov` of a kernel parameter's name gives its .param address (§5.1.6.1), cvta.param its
+    # generic one; 16 bytes on is past the block.
+    "generic_past_param": (entry("mov.u64 %rd2, pout;\ncvta.param.u64 %rd3, %rd2;\nld.u64 %rd4, [%rd3+16];"),
                            1, 1, ("out",), 0),
     "atomic_global_past_end": (entry(LOAD_OUT + "atom.global.add.u32 %r1, [%rd1+24], 1;"), 1, 1, ("out",), 0),
     "atomic_shared_past_end": (entry("mov.u32 %r3, s;\natom.shared.add.u32 %r1, [%r3+64], 1;",

@@ -83,7 +83,10 @@ def pointer(fl: FunctionLowering, ins: ptx.Instruction, addr: ptx.Address, size:
                     raise fl.unsupported(ins, "writes a kernel parameter")
                 e = element or size
                 return fl.hooks.param_pointer(fl, offset + addr.offset, element=e, count=size // e, ins=ins)
-        raise fl.unsupported(ins, "addresses `.param` space through a register")
+        if isinstance(addr.base, ptx.Symbol) or ins.mod("space") == "param::func":
+            raise fl.unsupported(ins, "addresses `.param` space through a register")
+        # A kernel parameter's address taken with `mov` (§5.1.6.1): the target reads the launch's
+        # parameter block through it (the host checks it against the block; AMD: the kernarg).
     return fl.hooks.access(fl, space, fl.address(addr, space), size, ins, write=write)
 
 
