@@ -56,3 +56,33 @@ __global__ void grid_is_valid(int *out)
 {
     out[blockIdx.x * blockDim.x + threadIdx.x] = cg::this_grid().is_valid() ? 1 : 0;
 }
+
+// Blocks reach the grid barrier on different paths (two copies of sync() at different places
+// in the code): odd blocks first spend a loop of `work` rounds. After the barrier each block's
+// thread 0 reads every block's value: out[b] = +/- (sum of k + 1 over all blocks k), negative
+// for even blocks
+__global__ void grid_two_sites(int *vals, int *out, int work)
+{
+    cg::grid_group grid = cg::this_grid();
+    unsigned b = blockIdx.x;
+    if (threadIdx.x == 0)
+        vals[b] = b + 1;
+    if (b % 2) {
+        volatile int spin = 0;
+        for (int k = 0; k < work; ++k)
+            spin += k;
+        grid.sync();
+        int s = 0;
+        for (unsigned k = 0; k < gridDim.x; ++k)
+            s += vals[k];
+        if (threadIdx.x == 0)
+            out[b] = s;
+    } else {
+        grid.sync();
+        int s = 0;
+        for (unsigned k = 0; k < gridDim.x; ++k)
+            s -= vals[k];
+        if (threadIdx.x == 0)
+            out[b] = s;
+    }
+}
