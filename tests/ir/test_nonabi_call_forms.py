@@ -73,27 +73,27 @@ def _text(name: str) -> str:
 
 # The messages, pinned (file:line:col and text). ptxas's own words for each are in the json.
 MESSAGES = [
-    ("form/result_imm", 18, 2, "`call (5), f, (%r1);` gives the immediate `5` as result 1 of `f`: a result is a "
+    ("form/result_imm", 19, 2, "`call (5), f, (%r1);` gives the immediate `5` as result 1 of `f`: a result is a "
                                "register, a `.param` variable or `_`"),
-    ("form/reg_f32arg", 18, 20, "`call (%r2), f, (%f1);` passes `%f1` (.reg .f32, 4 bytes) as argument 1 of `f`, "
+    ("form/reg_f32arg", 19, 20, "`call (%r2), f, (%f1);` passes `%f1` (.reg .f32, 4 bytes) as argument 1 of `f`, "
                                 "whose parameter `a` is .reg .u32 (4 bytes) (declared at line 4)"),
-    ("form/arg_global", 19, 2, "`call (%rd2), f, (G);` passes `G`, a module-level symbol, as argument 1 of `f`: "
+    ("form/arg_global", 20, 2, "`call (%rd2), f, (G);` passes `G`, a module-level symbol, as argument 1 of `f`: "
                                "arguments are registers, immediates or `.param` variables of the caller"),
-    ("form/arg_kernel_param", 18, 2, "`call (%rd2), f, (out);` passes `out`, a `.param` parameter of `k`, as "
+    ("form/arg_kernel_param", 19, 2, "`call (%rd2), f, (out);` passes `out`, a `.param` parameter of `k`, as "
                                      "argument 1 of `f`: ptxas refuses a function's own `.param` formals as call "
                                      "arguments"),
-    ("form/arg_sink", 18, 2, "`call (%r2), f, (_);` passes `_` as argument 1 of `f`: only a result can be discarded"),
-    ("imm/regu32_1.0", 18, 2, "`call (%r2), f, (1.0);` passes `1.0` as argument 1 of `f`, whose parameter `a` is "
+    ("form/arg_sink", 19, 2, "`call (%r2), f, (_);` passes `_` as argument 1 of `f`: only a result can be discarded"),
+    ("imm/regu32_1.0", 19, 2, "`call (%r2), f, (1.0);` passes `1.0` as argument 1 of `f`, whose parameter `a` is "
                               ".reg .u32 (declared at line 4): a floating-point immediate cannot be passed for a "
                               ".u32 parameter"),
     ("form/two_returns_params", 4, 1, "function `f` returns 2 values, so each must be a `.reg`, but `a` is "
                                       ".param .b32"),
-    ("abi/formal_u16", 18, 17, "`call (%r2), f, (x);` calls `f`, which takes `a` (.reg .u16) (declared at line 4): "
+    ("abi/formal_u16", 19, 17, "`call (%r2), f, (x);` calls `f`, which takes `a` (.reg .u16) (declared at line 4): "
                                "ptxas passes no predicate, .u8/.s8 or .u16/.s16 values to or from device functions "
                                "in ABI compilation (only when some function returns several values)"),
     ("abi/nonabi_recursion", 11, 34, "`call (o, o2), g, (t);` calls `g` recursively in a module compiled without "
                                     "the ABI (a function returns several values): ptxas refuses recursion there"),
-    ("abi/nonabi_indirect_proto", 19, 96, "`call (%r2, %r3), fp, (%r1), pr;` is an indirect call in a module "
+    ("abi/nonabi_indirect_proto", 20, 96, "`call (%r2, %r3), fp, (%r1), pr;` is an indirect call in a module "
                                            "compiled without the ABI (a function returns several values): ptxas "
                                            "refuses it ('requires ABI')"),
 ]

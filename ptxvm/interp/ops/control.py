@@ -106,6 +106,10 @@ def _bind(ctx: CompileContext, ins, f: ir.Function, ret, args):
 
 
 def _caller_side(ctx: CompileContext, ins, op, formal: ir.VarDecl) -> tuple:
+    if formal.vector and formal.space is StateSpace.REG:
+        # ptxas accepts `.reg .v2`/`.v4` formals (a vector, or a scalar of the vector's size, by value).
+        raise ctx.unsupported(ins, f"passes `{op}` for `{formal.name}`, a .v{formal.vector} vector register "
+                                   "parameter, which the interpreter does not bind yet")
     if isinstance(op, ir.Symbol):
         pv = ctx.pvar(op.name)
         if pv is not None:
