@@ -178,5 +178,9 @@ def _failure(gk: GeneratedKernel, what: str) -> str:
             f"{gk.listing()}")
 
 
+# Tensor-core kernels (mma.sync, ldmatrix, movmatrix on random fragments): a strategy of their own,
+# off the default draws of ``kernels`` until every executor runs those forms.
+from .tensor import tensor_kernels  # noqa: E402
+
 __all__ = ["ARG_NAMES", "Agreement", "GeneratedKernel", "build_kernel", "check_agreement", "kernel_from_ptx", "kernels",
-           "run_on"]
+           "run_on", "tensor_kernels"]
