@@ -1,4 +1,4 @@
-"""Conversion (PTX ISA §9.7.9.21): cvt."""
+"""Conversion (PTX ISA §9.7.9.21-22): cvt (with the narrow float formats, §5.2.5) and cvt.pack."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Conversion (PTX ISA §9.7.9.21): cvt, lowered through the shared conversion semantics."""
+"""Conversion (PTX ISA §9.7.9.21-22): cvt and cvt.pack, lowered through the shared conversion semantics."""
 
 from __future__ import annotations
 

@@ -31,8 +31,8 @@ Rules (the interpreter's, which follow the ISA):
   NaN -> 0x7fffffff (as ``.rna``); ``.relu``: negative -> +0.0.
 
 Everything is integer-bit code from :mod:`ptxvm.lift.semantics.cvt_bits` (no FPU rounding mode).
-Forms the interpreter cannot execute (fp8/fp6/fp4, ``.rs``, ...) raise
-:class:`ptxvm.UnsupportedError` naming the instruction.
+The narrow float forms (e4m3/e5m2/e2m3/e3m2/e2m1/ue8m0, ``cvt.rs.bf16x2``) and cvt.pack are
+:mod:`ptxvm.lift.semantics.narrow`'s; other forms raise :class:`ptxvm.UnsupportedError`.
 """
 
 from __future__ import annotations
