@@ -109,3 +109,32 @@ def test_mma_f32_sum_is_rounded_per_step_in_k_order(executor):
     got = M.decode(np.stack([M.unpack(w, dt) for w in arrays[-1]]), "f32")
     assert (got == 2.0**24).all()
     assert (expect == 2.0**24 + 16).all()            # what an exact (or pairwise) sum would give
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+def test_mma_f16_accumulator_rounds_per_step(executor):
+    """The same unspecified sum with an f16 accumulator (ptxvm's rule: one f16 rounding per k):
+    C = 2048, where the f16 spacing is 2, and sixteen products of 1: each step 2049 ties back to
+    2048, where the exact 2064 is an f16."""
+    a, b = np.ones((WARPS, 16, 16)), np.ones((WARPS, 16, 8))
+    c = np.full((WARPS, 16, 8), 2048.0)
+    text, arrays, expect, dt = _case("m16n8k16", "f16", "f16", "f16", "f16", None, values=(a, b, c))
+    run(text, arrays, 32 * WARPS, executor)
+    got = M.decode(np.stack([M.unpack(w, dt) for w in arrays[-1]]), "f16")
+    assert (got == 2048.0).all() and (expect == 2064.0).all()
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+@pytest.mark.parametrize("rnd,ulps", [("rn", 0), ("rz", 0), ("rm", 0), ("rp", 4)])
+def test_mma_f64_rounding_modifier_applies_to_every_step(executor, rnd, ulps):
+    """m8n8k4 .f64 with .rnd: D = C, then four fmas rounded with .rnd (ptxvm's rule). C = 1 and
+    products 2**-60: .rp rounds each step up to the next double, four ulps in all (one rounding
+    of the exact sum would give one); .rn, .rz and .rm stay at 1."""
+    a = np.full((WARPS, 8, 4), 2.0**-30)
+    b = np.full((WARPS, 4, 8), 2.0**-30)
+    c = np.ones((WARPS, 8, 8))
+    text, arrays, _, dt = _case("m8n8k4", "f64", "f64", "f64", "f64", None, values=(a, b, c))
+    text = text.replace("m8n8k4.row.col.f64", f"m8n8k4.row.col.{rnd}.f64")
+    run(text, arrays, 32 * WARPS, executor)
+    got = arrays[-1].view(np.float64)
+    assert (got == 1.0 + ulps * 2.0**-52).all()
