@@ -131,9 +131,12 @@ def _bind(fl: FunctionLowering, ins: ptx.Instruction, formals, rets, args):
                 isinstance(op, (ptx.Immediate, ptx.Sink)) and is_result == isinstance(op, ptx.Immediate)):
             raise fl.unsupported(ins, f"passes `{op}`, which is not a `.param` variable, register or immediate")
         t = formal.type
-        if formal.array or formal.vector:
-            raise fl.unsupported(ins, f"passes `{op}` for `{formal.name}` ({formal.type.value}"
-                                      f"{' vector' if formal.vector else ' array'}), which takes a `.param` variable here")
+        if formal.vector:
+            raise fl.unsupported(ins, f"passes `{op}` for `{formal.name}`, a .v{formal.vector} vector register "
+                                      "parameter, which the lifter does not bind yet")
+        if formal.array:
+            raise fl.unsupported(ins, f"passes `{op}` for the array parameter `{formal.name}`, which takes a "
+                                      "`.param` variable")
         buf, slot = fl.argument_buffer(t, f"arg_{formal.name.lstrip('%')}")
         if is_result:
             if isinstance(op, ptx.Register):
