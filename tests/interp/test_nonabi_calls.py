@@ -4,7 +4,7 @@ for `.param` ones, `_` results, recursion and indirect calls of register-passing
 
 The kernels and their numpy expectations are tests/models/nonabi_calls.py (each states its
 reading of the ISA: arguments are passed by value, §9.7.12.5); ptxas accepts every one
-(tests/data/nonabi_calls.json). tests/jit/test_nonabi_calls.py runs the same kernels on the
+(tests/data/nonabi_calls.json). tests/jit/test_jit_nonabi_calls.py runs the same kernels on the
 host JIT.
 """
 
