@@ -27,6 +27,9 @@ LIMITS = {
                    "v_mad_f32/v_mac_f32, which the CDNA3 tables dropped)",
     "inter_block": "workgroups run one after another, so a kernel that waits for another block (a spin on "
                    "global memory or atomics) never finishes",
+    "inter_wave": "a counted or named barrier (bar.sync/bar.arrive with a thread count, bar.red with one) whose "
+                  "threads span several waves: ptxvm waits on LDS counters, and the emulator runs each wave until "
+                  "s_barrier, so a wave waiting for another never finishes",
     "f32_div_denormal": "the IEEE f32 division sequence (v_div_scale/v_div_fmas/v_div_fixup) returns 0 where "
                         "the quotient is a denormal (known wrong, not worked around)",
     "u24_multiply": "emulator bug: V_MUL_U32_U24 / V_MUL_HI_U32_U24 / V_MAD_U32_U24 multiply the whole 32-bit "
@@ -40,7 +43,7 @@ LIMITS = {
                          "garbage (an address-like value) instead of the old value (RETURN_DATA = tmp in the ISA)",
     "approx_range": "sin/cos.approx of an argument outside [-pi, pi]: the PTX ISA gives its 2^-20.5 absolute "
                     "bound only inside that range (the fuzzer's comparison applies it everywhere)",
-    "not_translated": "the translator refuses the module (UnsupportedError: device malloc/printf, a special "
+    "not_translated": "the translator refuses the module (UnsupportedError: a device-side launch, a special "
                       "register AMD GPUs lack, ...): nothing to emulate (tests/amdgpu/test_amdgpu_fixtures.py lists them)",
     "module_state": "the module's variables were changed after loading (cudaMemcpyToSymbol or an earlier "
                     "launch); a code object on the emulator starts from its initialisers",
@@ -95,6 +98,16 @@ def _may_wait_on_other_blocks(module, kernel_name: str) -> bool:
     return False
 
 
+def _counted_barriers(module, kernel_name: str) -> bool:
+    """A barrier with a thread count or an arrive: ptxvm's AMD lowering waits on LDS counters."""
+    for ins in _instructions(module, kernel_name):
+        if ins.opcode in ("bar", "barrier") and "warp" not in ins.modifiers:
+            counted = len(ins.operands) > (3 if "red" in ins.modifiers else 1)
+            if counted or "arrive" in ins.modifiers:
+                return True
+    return False
+
+
 def classify_error(exc: BaseException, module, kernel_name: str, grid: tuple[int, int, int]) -> str | None:
     """The documented limit an emu:* launch failure is, or None when it is a real failure."""
     from ptxvm.driver.executors.emu import EmulatorLimit
@@ -114,7 +127,9 @@ def classify_error(exc: BaseException, module, kernel_name: str, grid: tuple[int
                 return "s_memtime"
             return "s_trap" if ins == "s_trap" else "instruction"
         if exc.reason == "endless":
-            return "inter_block" if blocks > 1 and _may_wait_on_other_blocks(module, kernel_name) else None
+            if blocks > 1 and _may_wait_on_other_blocks(module, kernel_name):
+                return "inter_block"
+            return "inter_wave" if _counted_barriers(module, kernel_name) else None
     if isinstance(exc, WatchdogError) and blocks > 1 and _may_wait_on_other_blocks(module, kernel_name):
         return "inter_block"
     return None

@@ -5,7 +5,7 @@ The heap is one zero-initialised global, ``__ptxvm_device_heap`` (in ``.bss``: i
 nothing; the loader allocates and zeroes it with the module, and it lives as long as the module,
 across launches, as CUDA's heap does)::
 
-    u32 top;  u32 pad;  u32 free_list[CLASSES];  ...  u8 arena[HEAP_BYTES]   (arena at byte 128)
+    u32 top;  u32 pad;  u32 free_list[CLASSES];  ...  u8 arena[HEAP_BYTES]   (arena at byte 256)
 
 Blocks come in power-of-two sizes from 16 bytes to the whole arena; a block is a 16-byte header
 ``{u32 class; u32 next}`` and its bytes (16-byte aligned).  ``malloc(n)`` pops a block of n's
@@ -29,8 +29,8 @@ from .llvm_ext import GLOBAL, I8, I32, I64, ScopedCmpXchg, ScopedLoadAtomic, ptr
 
 HEAP_BYTES = 8 << 20          # CUDA's default cudaLimitMallocHeapSize
 HEAP_SYMBOL = "__ptxvm_device_heap"
-CLASSES = 24                  # 16 B .. 8 MiB (20 used)
-ARENA = 128                   # byte offset of the arena in the heap
+CLASSES = 32                  # a power of two (the class is masked with it); 16 B .. 8 MiB use 20
+ARENA = 256                   # byte offset of the arena in the heap (after top and the lists)
 INDEX_BITS = 20               # HEAP_BYTES / 16 + 1 indices
 _LISTS = 8                    # byte offset of free_list[0]
 _INDEX = (1 << INDEX_BITS) - 1

@@ -159,6 +159,11 @@ def _launcher(target: str):
                                 f"{', '.join(f'`{v}`' for v in stale)}, changed since the module was loaded "
                                 "(written from the host or by a launch on another executor); the emulator runs the "
                                 "code object from its initialisers and cannot be given them", "module_state")
+        blocks = request.grid[0] * request.grid[1] * request.grid[2]
+        if request.cooperative and blocks > 1:
+            raise EmulatorLimit(f"kernel `{kernel.name}` on {name}: a cooperative grid of {blocks} blocks cannot be "
+                                "resident at once on the emulator (it runs workgroups one after another, so a grid "
+                                "barrier never completes); cooperative launches of one block run", "endless")
         tool = _tool()
         obj = code_object(kernel.module, target)
         ka = kernarg.pack(obj.metadata[kernel.name], kernel.params, request.args, request.grid, request.block,
@@ -166,12 +171,7 @@ def _launcher(target: str):
         stats = api.LaunchStats()
         kernel.stats = stats
         timeout = float(os.environ.get("PTXVM_EMU_TIMEOUT", os.environ.get("EMU_TIMEOUT", "900")))
-        blocks = request.grid[0] * request.grid[1] * request.grid[2]
-        if request.cooperative and blocks > 1:
-            raise EmulatorLimit(f"kernel `{kernel.name}` on {name}: a cooperative grid of {blocks} blocks cannot be "
-                                "resident at once on the emulator (it runs workgroups one after another, so a grid "
-                                "barrier never completes); cooperative launches of one block run", "endless")
-        co, extra = _runtime_arguments(tool, obj, kernel.name, blocks, request.cooperative)
+        co, extra = runtime_arguments(tool, obj, kernel.name, blocks, request.cooperative)
         try:
             tool.run_kernel(co, kernel.name, request.grid, request.block, list(ka.values) + [a for _, a in extra],
                             dynamic_lds=request.shared_mem, timeout=timeout)
@@ -186,7 +186,7 @@ def _launcher(target: str):
 PRINTF_BUFFER_BYTES = 1 << 20     # the printf buffer the emulated runtime hands the kernel
 
 
-def _runtime_arguments(tool, obj, kernel: str, blocks: int, cooperative: bool):
+def runtime_arguments(tool, obj, kernel: str, blocks: int, cooperative: bool):
     """The code object, parsed for the tool, with the hidden arguments a HIP runtime fills for
     ptxvm's device runtime turned into buffers the tool passes (it leaves hidden kinds zero):
     the printf buffer (header: used 0, size), and for a cooperative launch the grid sync
