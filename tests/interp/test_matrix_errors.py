@@ -124,3 +124,13 @@ def test_wmma_load_with_a_per_lane_address_faults(executor):
                       "  ret;", "}"]) + "\n"
     with pytest.raises(ptxvm.KernelFault, match="lane 1's address differs from lane 0's"):
         _launch(text, (np.zeros(2048, np.uint8),), executor)
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+def test_float_satfinite_is_refused_by_name(executor):
+    op = "mma.sync.aligned.m16n8k16.row.col.satfinite.f32.f16.f16.f32"
+    text = register_kernel(f"{op} {{%d0, %d1, %d2, %d3}}, {{%a0, %a1, %a2, %a3}}, {{%b0, %b1}}, {{%c0, %c1, %c2, %c3}};",
+                           IO, [("d", 4, "f32")])
+    with pytest.raises(ptxvm.UnsupportedError, match="satfinite") as e:
+        _launch(text, _arrays(), executor)
+    _located(e.value, "mma.sync")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...errors import UnsupportedError
 from ...ir import nodes as ir
 from ...ir.types import ScalarType
 from ...machine import fragments as F
@@ -47,6 +48,10 @@ def product(ins: ir.Instruction, types: tuple[str, str, str, str]):
     if atype in ("s8", "u8", "s4", "u4"):
         sat = ins.mod("satfinite") is not None
         return lambda a, b_, c: tensor_math.int_mma(a, b_, c, atype, btype, sat)
+    if ins.mod("satfinite") is not None:
+        s = ins.span
+        raise UnsupportedError(f"`{ins.full_opcode}`: .satfinite with floating-point operands is not "
+                               "executable yet", filename=s.filename, line=s.line or None, column=s.column or None)
     rnd = ins.mod("rnd") or "rn"
     if rnd != "rn" and dtype != "f64":
         raise bad(ins, f"allows a rounding modifier only with .f64, not `.{rnd}`")
