@@ -24,6 +24,7 @@ from ..machine.symbols import layout
 from . import barriers
 from .barriers import BarrierMisuse
 from .compile import compile_kernel
+from .polling import poll_edges
 from .ops.control import _Trap
 from .program import Control, Program
 from .state import Batch, StackFault
@@ -75,11 +76,13 @@ def run_kernel(program: Program, geometry: Geometry, memory: DeviceMemory, param
         cooperative.check_memory(program.kernel.name, geometry, per_cta)
         ctas_per_batch = geometry.ctas
     envreg = np.array(env.envreg, dtype=np.uint32)
+    polls = poll_edges(program)
     for first in range(0, geometry.ctas, ctas_per_batch):
         n = min(ctas_per_batch, geometry.ctas - first)
         b = Batch(geometry, first, n, memory, params, sym.shared_bytes, sym.local_bytes, dynamic_shared)
         b.program = program
         b.env, b.envreg = env, envreg
+        b.poll_edges, b.polling = polls, np.zeros(n * tpc, dtype=bool) if polls else None
         b.stack_base = sym.frame_bytes.get(program.kernel.name, 0)     # first `.func` frame
         base = first * tpc
         b.trace = np.array(sorted(t - base for t in trace if base <= t < base + b.n), dtype=np.int64) \
@@ -140,6 +143,7 @@ def _run_batch(program: Program, b: Batch, max_steps: int) -> None:
     ops = program.ops
     n_ops = len(ops)
     alive = b.all
+    polling = b.polling
     while True:
         if b.pc is None:
             p = b.pc_scalar
@@ -154,16 +158,21 @@ def _run_batch(program: Program, b: Batch, max_steps: int) -> None:
                 if b.waiting.any():
                     raise _deadlock(program, b)
                 return
-            pcs = np.where(runnable, b.pc, np.iinfo(np.int64).max)
-            p = _lowest_pc(b, runnable, pcs)
+            choose = runnable
+            if polling is not None and polling.any() and (others := runnable & ~polling).any():
+                choose = others          # threads spinning in a poll loop run when no other can
+            pcs = np.where(choose, b.pc, np.iinfo(np.int64).max)
+            p = _lowest_pc(b, choose, pcs)
             if b.divergent_steps % FAIRNESS_PERIOD == FAIRNESS_PERIOD - 1:
                 # Forward progress (as independent thread scheduling guarantees): now and then
                 # run the threads furthest ahead, so a lock holder is not starved by spinners.
-                hi = int(np.where(runnable, b.pc, -1).max())
+                hi = int(np.where(choose, b.pc, -1).max())
                 if hi != p and hi < n_ops and not ops[hi].warp_sync:
                     p = hi
             here = pcs == p
             lanes = np.nonzero(here)[0]
+            if polling is not None:
+                polling[lanes] = False
             if lanes.size == runnable.sum() and not b.waiting.any():
                 # Reconverged: back to one PC for everybody.
                 b.pc, b.pc_scalar = None, p
@@ -198,6 +207,8 @@ def _run_batch(program: Program, b: Batch, max_steps: int) -> None:
         if ctl == Control.NEXT:
             _advance(b, lanes, p + 1)
         elif ctl == Control.BRANCH:
+            if polling is not None and b.pc is not None and p in b.poll_edges:
+                polling[active] = True       # back into a poll loop (interp.polling)
             if active.size == lanes.size:
                 _advance(b, lanes, op.target)
             elif active.size == 0:
