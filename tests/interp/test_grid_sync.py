@@ -33,6 +33,13 @@ def test_split_barrier_on_a_2d_grid(variant):
     np.testing.assert_array_equal(got[1], want[1])
 
 
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_blocks_reaching_the_barrier_on_different_paths(variant):
+    # Even blocks spin at their copy of sync() while odd blocks still loop: the spinners wait.
+    got, want = devrt.run_two_sites(DEVICE, variant)
+    np.testing.assert_array_equal(got, want)
+
+
 @pytest.mark.parametrize("cooperative", [True, False])
 def test_is_valid_tells_a_cooperative_launch(cooperative):
     out = devrt.run_is_valid(DEVICE, "sm80", cooperative)
@@ -90,3 +97,42 @@ def test_cooperative_must_be_a_bool():
     with pytest.raises(ptxvm.LaunchError, match="cooperative must be True or False, got str 'yes'"):
         kernel("grid_sync", "grid_is_valid")((1,), (1,), (np.zeros(1, np.int32),), device=DEVICE,
                                              cooperative="yes")
+
+
+POLLS = """
+.version 7.0
+.target sm_80
+.address_size 64
+.visible .entry polls(.param .u64 p)
+{
+    .reg .pred %q<4>;
+    .reg .b32 %r<6>;
+    .reg .b64 %rd<2>;
+    ld.param.u64 %rd1, [p];
+$strong:
+    ld.acquire.gpu.u32 %r1, [%rd1];
+    setp.eq.u32 %q1, %r1, 0;
+    @%q1 bra $strong;
+$plain:
+    ld.global.u32 %r2, [%rd1];
+    setp.eq.u32 %q2, %r2, 0;
+    @%q2 bra $plain;
+$writes:
+    ld.volatile.global.u32 %r3, [%rd1];
+    st.global.u32 [%rd1+4], %r3;
+    setp.eq.u32 %q3, %r3, 0;
+    @%q3 bra $writes;
+    ret;
+}
+"""
+
+
+def test_poll_edges_are_read_only_loops_around_a_strong_load():
+    from ptxvm.interp.executor import prepare
+    from ptxvm.interp.polling import poll_edges
+    from ptxvm.driver.arrays import default_device
+    mod = ptxvm.Module(POLLS)
+    k = mod["polls"]
+    program = prepare(mod.ir, k.ir, default_device().image(mod), 0)
+    edges = poll_edges(program)
+    assert [str(program.ops[pc].ins) for pc in sorted(edges)] == ["@%q1 bra $strong;"]

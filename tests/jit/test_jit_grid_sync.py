@@ -35,6 +35,13 @@ def test_split_barrier_on_a_2d_grid(variant):
     np.testing.assert_array_equal(got[1], want[1])
 
 
+@pytest.mark.parametrize("variant", JIT_VARIANTS)
+def test_blocks_reaching_the_barrier_on_different_paths(variant):
+    # Even blocks spin at their copy of sync() while odd blocks still loop: the spinners wait.
+    got, want = devrt.run_two_sites(DEVICE, variant)
+    np.testing.assert_array_equal(got, want)
+
+
 @pytest.mark.parametrize("cooperative", [True, False])
 def test_is_valid_tells_a_cooperative_launch(cooperative):
     out = devrt.run_is_valid(DEVICE, "sm80", cooperative)

@@ -64,6 +64,15 @@ def run_split_barrier(device: str, variant: str, grid=(3, 2), block=(32, 2)):
     return (ranks, out), split_barrier_model(grid, block)
 
 
+def run_two_sites(device: str, variant: str, blocks: int = 7, tpb: int = 64, work: int = 2000):
+    """out[b] = +/- sum(k + 1 for every block k): odd blocks +, even blocks -."""
+    vals, out = np.zeros(blocks, np.int32), np.zeros(blocks, np.int32)
+    kernel("grid_sync", "grid_two_sites", variant)((blocks,), (tpb,), (vals, out, np.int32(work)), device=device,
+                                                   cooperative=True)
+    total = sum(range(1, blocks + 1))
+    return out, np.array([total if b % 2 else -total for b in range(blocks)], np.int32)
+
+
 def run_is_valid(device: str, variant: str, cooperative: bool, blocks: int = 3, tpb: int = 32) -> np.ndarray:
     out = np.full(blocks * tpb, -1, np.int32)
     kernel("grid_sync", "grid_is_valid", variant)((blocks,), (tpb,), (out,), device=device, cooperative=cooperative)
