@@ -28,10 +28,8 @@ CORPUS = sorted([*FIXTURES.glob("nvcc/sm80/*.ptx"), *FIXTURES.glob("numba/*.ptx"
 # file -> (what the error names, why): the same for every target.
 EXPECTED_UNSUPPORTED = {
     "nvcc/sm80/libcuxx_barrier.ptx": ("mbarrier.init", "no LLVM lowering of mbarrier (cuda::barrier) yet"),
-    "nvcc/sm80/calls.ptx": ("free", "device-side malloc/free need a device heap (not in AMD code objects yet)"),
-    "nvcc/sm80/printf_assert.ptx": ("vprintf", "device printf needs a host-side printf buffer protocol"),
-    "nvcc/sm80/sync_primitives.ptx": ("bar.sync 1, %r1",
-                                      "named barriers with thread counts: AMD GPUs have one workgroup barrier"),
+    "nvcc/sm80/sync_primitives.ptx": ("mbarrier.init", "no LLVM lowering of mbarrier (cuda::barrier) yet; "
+                                      "its counted `bar.sync 1, %r1` translates"),
     "nvcc/sm80/tensor_core.ptx": ("wmma.load", "no LLVM lowering of wmma (tensor cores) yet"),
     "nvcc/sm80/texture_surface.ptx": ("tex.2d", "no LLVM lowering of textures yet"),
     "triton/matmul_kernel_32x32x32.ptx": ("ldmatrix", "no LLVM lowering of ldmatrix yet"),
