@@ -21,6 +21,11 @@ warp intrinsics) are marked so and still timed on ptxvm.
     python benchmarks/bench_frontdoors.py --quick         # 2^10 threads
     python benchmarks/bench_frontdoors.py --cases vadd shared_matmul --json
 Needs ``pip install 'ptxvm[numba]'``; the JIT needs llvmlite.
+
+With Triton installed (``pip install 'ptxvm[triton]'``), the Triton kernels of
+tests/triton/kernels.py follow (benchmarks/frontdoor_triton.py): ptxvm.triton on the interpreter
+and the JIT against Triton's own interpreter (TRITON_INTERPRET=1, which needs torch tensors);
+``--no-triton`` to leave them out, ``--triton-only`` for them alone.
 """
 
 from __future__ import annotations
@@ -158,13 +163,23 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sim-timeout", type=float, default=300.0, help="seconds per kernel on the simulator")
     ap.add_argument("--no-simulator", action="store_true", help="ptxvm only")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--no-triton", action="store_true", help="leave the Triton kernels out")
+    ap.add_argument("--triton-only", action="store_true", help="only the Triton kernels")
     args = ap.parse_args(argv)
     os.environ.pop("NUMBA_ENABLE_CUDASIM", None)
-    rows = bench_numba(args)
+    rows = [] if args.triton_only else bench_numba(args)
+    triton_rows = []
+    if not args.no_triton:
+        sys.path.insert(0, str(ROOT / "benchmarks"))
+        import frontdoor_triton
+        triton_rows = frontdoor_triton.bench(1 << (10 if args.quick else 14), args.repeat, args.sim_timeout,
+                                             interpreter=not args.no_simulator)
+        if triton_rows and not args.json:
+            frontdoor_triton.print_rows(triton_rows)
     if args.json:
-        print(json.dumps({"numba": rows}, indent=1))
-    bad = [r["kernel"] for r in rows if not all(r.get(k, True) for k in ("interp_ok", "cpu_ok"))
-           or r.get("simulator_ok") is False]
+        print(json.dumps({"numba": rows, "triton": triton_rows}, indent=1))
+    bad = [r["kernel"] for r in rows + triton_rows if not all(r.get(k, True) for k in ("interp_ok", "cpu_ok"))
+           or r.get("simulator_ok") is False or r.get("interpreter_ok") is False]
     if bad:
         print(f"MISMATCH against the numpy models: {', '.join(bad)}", file=sys.stderr)
     return 1 if bad else 0

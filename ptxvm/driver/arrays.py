@@ -85,6 +85,10 @@ class DeviceArray:
     def ptr(self) -> int:
         return self._alloc.base + self._offset
 
+    def data_ptr(self) -> int:
+        """``ptr`` under PyTorch's name (what Triton's launcher asks a tensor for)."""
+        return self.ptr
+
     @property
     def size(self) -> int:
         return int(np.prod(self.shape, dtype=np.int64))
