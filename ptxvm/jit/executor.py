@@ -21,12 +21,13 @@ import numpy as np
 from .. import limits
 from ..errors import DeadlockError, KernelFault, TrapError, WatchdogError
 from ..lift.module import Site
-from ..machine import cdp, cooperative, heap, reports
+from ..machine import cooperative, heap, reports
 from ..machine.addressmap import GLOBAL_BASE, LOCAL_BASE, SHARED_BASE, window_of
 from ..machine.launch import PLAIN, Environment, Geometry, LaunchStats
 from ..machine.memory import DeviceMemory, MemoryFault
 from ..machine.printf import format_printf
 from ..machine.reports import BarrierWait, BlockWait, WaitSite, cp_async_too_big, kernel_fault
+from . import devrt
 from . import layout as L
 from .program import JitProgram, compile_kernel
 from .scratch import ScratchPool
@@ -227,12 +228,12 @@ class _Batch:
             released = True
         hp = np.nonzero((state == L.State.MALLOC) | (state == L.State.FREE))[0]
         if hp.size:
-            self._heap(hp, state)
+            devrt.heap_calls(self, hp, state)
             state[hp] = L.State.RUNNABLE
             released = True
         dv = np.nonzero(state == L.State.DEVRT)[0]
         if dv.size:
-            self._device_runtime(dv)
+            devrt.device_runtime_calls(self, dv)
             state[dv] = L.State.RUNNABLE
             released = True
         pr = np.nonzero(state == L.State.PRINTF)[0]
@@ -466,49 +467,6 @@ class _Batch:
         where = read.cstring(int(out[1]), t)
         func = read.cstring(int(out[3]), t)
         return reports.assert_failed(text, func, where, int(out[2]) & 0xFFFFFFFF)
-
-    def _heap(self, threads: np.ndarray, state: np.ndarray) -> None:
-        """Device malloc/free of the stopped threads, in thread order (as the interpreter's lane
-        order), then the page table remapped for the blocks that came or went."""
-        launch, out = self.launch, self.view["out"]
-        order = threads[np.argsort(self.cta_slot[threads] * self.tpc + self.view["linear"][threads], kind="stable")]
-        try:
-            for t in order:
-                operand = np.array([out[t, 0]], dtype=np.uint64)
-                if state[t] == L.State.MALLOC:
-                    out[t, 0] = heap.malloc(launch.memory, operand)[0]
-                else:
-                    try:
-                        heap.free(launch.memory, operand, np.array([t]))
-                    except MemoryFault as e:
-                        raise self._error(KernelFault, int(t), e.message, address=e.address, space=e.space) from None
-        finally:
-            self._remap()
-
-    def _device_runtime(self, threads: np.ndarray) -> None:
-        """The stopped threads' device-runtime calls (machine.cdp), in thread order; answers in T_OUT."""
-        out, aux = self.view["out"], self.view["aux"]
-        runtime = self.launch.env.runtime
-        order = threads[np.argsort(self.cta_slot[threads] * self.tpc + self.view["linear"][threads], kind="stable")]
-        try:
-            for t in order:
-                op, o = int(aux[t]), [int(x) for x in out[t]]
-                try:
-                    if op == L.DevRt.PARAM_BUFFER:
-                        out[t, 0] = runtime.parameter_buffer(o[0], tuple(o[1:4]), tuple(o[4:7]), o[7])
-                    elif op == L.DevRt.LAUNCH:
-                        out[t, 0] = runtime.launch(o[0], o[1])
-                    elif op == L.DevRt.MALLOC:
-                        ptr = int(heap.malloc(self.launch.memory, np.array([o[0]], dtype=np.uint64))[0])
-                        out[t, 0], out[t, 1] = ptr, 0 if ptr else 2      # cudaErrorMemoryAllocation
-                    else:
-                        heap.free(self.launch.memory, np.array([o[0]], dtype=np.uint64), np.array([t]))
-                except cdp.DeviceRuntimeError as e:
-                    raise self._error(TrapError, int(t), str(e)) from None
-                except MemoryFault as e:
-                    raise self._error(KernelFault, int(t), e.message, address=e.address, space=e.space) from None
-        finally:
-            self._remap()
 
     def _remap(self) -> None:
         """The launch's tables after heap blocks came or went, in this batch's context too."""
