@@ -1,7 +1,8 @@
 """The real-world corpus (tests/cuda/cub_*.cu, thrust_algos.cu, cg_tiles.cu, warp_asm.cu,
 libcuxx*.cu; nvcc sm_80 PTX) translated for all six AMD targets: every file gives a linked,
 checked code object with one kernel descriptor per `.entry` and the kernel's own arguments, or
-is refused with the located reason listed here. The default run lifts the small files for every
+is refused with the located reason listed here; the hand-written forms of tests/ptx/handwritten
+lift for every target. The default run lifts the small files for every
 target (the refusals happen while lifting) and compiles one; ``-m slow`` compiles every file
 for every target (about 15 minutes on two cores: the Thrust and CUB device files hold 30
 large kernels)."""
@@ -80,3 +81,16 @@ def test_warp_asm_compiles(target: str) -> None:
 @pytest.mark.parametrize("stem", STEMS)
 def test_every_file_compiles_for_every_target(stem: str, target: str) -> None:
     _compile_and_check(stem, target)
+
+
+HANDWRITTEN = sorted((Path(__file__).resolve().parents[1] / "ptx" / "handwritten").glob("*.ptx"))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("path", [p for p in HANDWRITTEN if "rejected" not in p.stem], ids=lambda p: p.stem)
+def test_handwritten_forms_lift_for_every_target(path: Path, target: str) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        module = ptxvm.load(path)
+    text = lift_module(module, load_target(target))
+    assert f'define amdgpu_kernel void @"{path.stem}"(' in text
