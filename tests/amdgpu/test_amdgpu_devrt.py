@@ -221,7 +221,8 @@ def test_the_printf_buffer_decodes_to_the_interpreters_lines(target):
             pytest.skip(f"emulator limit: {str(e)[:160]}")
         raise
     lines = amd_printf.decode(bytes(buffers["hidden_printf_buffer"]), obj.note)
-    assert sorted(lines) == printf_model(2, 3)
+    _, interp = launch(DEVRT, PRINTF, "interp", 2, 3, PRINTF_ARGS)
+    assert sorted(lines) == sorted(interp) == printf_model(2, 3)
 
 
 @pytest.mark.slow
@@ -235,11 +236,16 @@ def test_malloc_and_free_on_the_emulator(target):
     t = np.arange(128)
     model = np.array([sum(10 * i + j + r for r in range(2) for j in range(n + i % 3)) for i in t])
     assert np.array_equal(out, model) and np.all(ok == 1)
+    (ref, ref_ok, _), _ = launch(DEVRT, "_Z11heap_roundsPiS_i", "interp", 2, 64,
+                                 [np.zeros(128, np.int32), np.zeros(128, np.int32), np.int32(n)])
+    assert np.array_equal(ref, out) and np.array_equal(ref_ok, ok)
     (null,), _ = launch(DEVRT, "_Z9heap_nullPy", dev, 1, 32, [np.full(32, 7, np.uint64)])
     assert np.all(null == 0)                    # malloc(0) and an impossible size give NULL
     # 32 threads x 40 rounds x 64 KiB = 80 MiB through an 8 MiB heap: only with reuse
     (done, _), _ = launch(DEVRT, "_Z10heap_reusePii", dev, 1, 32, [np.zeros(32, np.int32), np.int32(40)])
     assert np.all(done == 40)
+    (ref, _), _ = launch(DEVRT, "_Z10heap_reusePii", "interp", 1, 32, [np.zeros(32, np.int32), np.int32(40)])
+    assert np.array_equal(ref, done)
 
 
 BARRIER_MODELS = {
