@@ -139,6 +139,13 @@ class DeviceRuntime:
             raise DeviceRuntimeError(f"cudaLaunchDeviceV2 was given {buffer:#x}, which is no parameter buffer "
                                      "of cudaGetParameterBufferV2 (or one launched already)")
         kernel, grid, block, shared, buf = entry
+        try:
+            return self._queue(kernel, grid, block, shared, buf, stream)
+        finally:
+            self.memory.free(buf)            # the runtime owns the buffer: copied, or refused
+
+    def _queue(self, kernel: ir.Function, grid: Dim3, block: Dim3, shared: int, buf: Allocation,
+               stream: int) -> int:
         if stream not in STREAMS:
             raise DeviceRuntimeError(f"a device launch of `{kernel.name}` names stream {stream:#x}; ptxvm's device "
                                      f"runtime provides {', '.join(STREAMS.values())}")
@@ -150,7 +157,6 @@ class DeviceRuntime:
             raise DeviceRuntimeError(_over("pending launches", self.tree.pending + 1, lim.cdp_pending_launches,
                                            "cdp_pending_launches", f"a device launch of `{kernel.name}`"))
         params = bytes(buf.data[:param_size(kernel)])
-        self.memory.free(buf)
         self.tree.pending += 1
         self.launched.append(ChildGrid(kernel.name, grid, block, shared, params, stream, self.depth + 1))
         return CUDA_SUCCESS

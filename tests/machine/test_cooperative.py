@@ -93,3 +93,4 @@ def test_what_the_device_runtime_refuses(call, message):
     with pytest.raises(cdp.DeviceRuntimeError) as e:
         call(rt, functions[_name(functions, "cdp_child")])
     assert str(e.value) == message
+    assert rt.memory.allocations == []          # a refused launch leaves no parameter buffer behind
