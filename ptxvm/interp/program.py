@@ -324,6 +324,16 @@ def address_formula(ctx: CompileContext, a: ir.Address, space: str, ins: ir.Inst
             return lambda b: None
         v = Affine.make(64, symbol_address(ctx, a.base.name, ins, space) + off)
         return lambda b: v
+    hit = ctx.register(a.base)
+    if hit is not None and hit[1].bits <= 32 and off:
+        # A 32-bit register's address arithmetic wraps at 32 bits (see ``address``).
+        base32 = lane_reader(ctx, a.base, ScalarType.U32, ins)
+        k32 = Affine.make(32, off & 0xFFFF_FFFF)
+
+        def addr32(b):
+            v = base32(b)
+            return None if v is None else extend_affine(v + k32, 64, False, b.geometry.threads_per_cta, b.n_ctas)
+        return addr32
     base = lane_reader(ctx, a.base, ScalarType.U64, ins)
     k = Affine.make(64, off)
 
@@ -471,6 +481,11 @@ def address(ctx: CompileContext, a: ir.Address, space: str, ins: ir.Instruction)
     if hit is None:
         raise ctx.unsupported(ins, f"addresses through `{a.base}`, which is not a declared register")
     key, rt = hit
+    if rt.bits <= 32 and a.offset:
+        # `[%r4+68]`: the sum is formed in the register's 32 bits, so it wraps modulo 2^32 as on
+        # the GPU (a shared address below the array base brought back by the offset).
+        off32 = np.uint32(a.offset & 0xFFFF_FFFF)
+        return lambda b, lanes: (b.take(b.read_reg(key, rt), lanes).astype(np.uint32) + off32).astype(np.uint64)
     return lambda b, lanes: b.take(b.read_reg(key, rt), lanes).astype(np.uint64) + off
 
 

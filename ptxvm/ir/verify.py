@@ -338,6 +338,13 @@ class Verifier:
             self.error(f"operand `{op}` of `{ins.full_opcode}` cannot be an expression `+`; only a "
                        "source value can be", ins.span, at=str(op.base))
             return
+        if isinstance(op, Offset):
+            want = _role_type(role, d)
+            if want is not None and (want.kind == "f" or want is ScalarType.PRED):
+                # An address expression is an integer (§6.4.1); ptxas crashes on `mov.f32 f, %f1+1`.
+                self.error(f"`{op}` is an address expression, an integer, but `{ins.full_opcode}` needs "
+                           f"a {_describe(want)} operand here", ins.span, at=str(op.base))
+                return
         if isinstance(op, Address) and kind in (isa.RoleKind.DST, isa.RoleKind.SRC):
             self.error(f"operand `{op}` of `{ins.full_opcode}` cannot be an address", ins.span, at=str(op))
             return

@@ -12,7 +12,7 @@ from __future__ import annotations
 from llvmlite import ir
 
 from ..ir import nodes as ptx
-from ..lift.function import I1, I8P, I32, I64, resize
+from ..lift.function import I1, I8P, I32, I64, offset_address, resize
 from ..machine.addressmap import GLOBAL_BASE, LOCAL_BASE, LOCAL_LIMIT, PARAM_BASE, PARAM_LIMIT, SHARED_BASE, SHARED_LIMIT
 from . import layout as L
 from .state import GroupCheck, host_state
@@ -153,6 +153,8 @@ class CheckedMemory:
         here = b.block
         b.position_at_end(st.tail)
         address = b.add(st.base, I64(off)) if off else st.base
+        if off and fl.register(members[0][1])[1].bits <= 32:
+            address = offset_address(b, b.trunc(st.base, I32), off)      # wraps as lone loads do
         if align > 1:
             mis = fl.new_block("group_misaligned")
             nxt = fl.new_block("group_aligned")

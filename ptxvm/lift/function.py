@@ -67,6 +67,14 @@ def resize(b: ir.IRBuilder, v: ir.Value, width: int, signed: bool) -> ir.Value:
     return b.sext(v, ir.IntType(width)) if signed else b.zext(v, ir.IntType(width))
 
 
+def offset_address(b: ir.IRBuilder, base: ir.Value, offset: int) -> ir.Value:
+    """``[reg+offset]`` as an i64 address: formed in the register's width, so a 32-bit register's
+    address wraps modulo 2^32 as on the GPU (`[%r4+68]` with %r4 just below a shared array)."""
+    width = max(base.type.width, 32)
+    base = resize(b, base, width, False)
+    return resize(b, b.add(base, ir.IntType(width)(offset & ((1 << width) - 1))), 64, False)
+
+
 def immediate_bits(imm: ptx.Immediate, t: ScalarType) -> int:
     """The raw bits an immediate operand denotes for an instruction of type ``t``."""
     bits = max(t.bits, 8) if t is not ScalarType.PRED else 1
@@ -257,6 +265,8 @@ class FunctionLowering:
             if hit is None:
                 raise self.unsupported(self.ins, f"addresses through `{a.base}`, which is not a declared register")
             slot, rt = hit
+            if rt.bits <= 32 and a.offset:
+                return offset_address(b, b.load(slot), a.offset)
             base = resize(b, b.load(slot), 64, False)
         return b.add(base, I64(a.offset & 0xFFFF_FFFF_FFFF_FFFF)) if a.offset else base
 
