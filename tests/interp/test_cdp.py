@@ -26,6 +26,18 @@ def test_child_recursive_tail_and_heap_launches_match_the_models(variant):
         np.testing.assert_array_equal(got, want, err_msg=case)
 
 
+def test_cuda_11_entry_point_names_work_the_same():
+    # CDP1-era PTX (CUDA 11) calls the entry points without the __cudaCDP2 prefix, same signatures.
+    from models.fixtures import FIXTURES
+    text = (FIXTURES / "nvcc" / "sm80" / "cdp.ptx").read_text()
+    text = text.replace("__cudaCDP2GetParameterBufferV2", "cudaGetParameterBufferV2")
+    text = text.replace("__cudaCDP2LaunchDeviceV2", "cudaLaunchDeviceV2")
+    assert "__cudaCDP2LaunchDeviceV2" not in text
+    out = np.zeros(2 * 32, np.int32)
+    ptxvm.Module(text)["_Z10cdp_parentPii"]((2,), (32,), (out, np.int32(32)), device=DEVICE)
+    np.testing.assert_array_equal(out, np.concatenate([b * 32 + 2 * np.arange(32) for b in range(2)]))
+
+
 def test_nesting_deeper_than_cdp_depth_stops_the_launching_thread(limits):
     limits.configure(cdp_depth=5)
     out = np.zeros(1, np.int32)
