@@ -27,6 +27,9 @@ CORPUS = sorted([*FIXTURES.glob("nvcc/sm80/*.ptx"), *FIXTURES.glob("numba/*.ptx"
 
 # file -> (what the error names, why): the same for every target.
 EXPECTED_UNSUPPORTED = {
+    "nvcc/sm80/cdp.ptx": ("__cudaCDP2GetParameterBufferV2", "dynamic parallelism: HIP has no device-side kernel launch"),
+    "nvcc/sm80/mma_gemm.ptx": ("ldmatrix", "no LLVM lowering of ldmatrix/mma (tensor cores) yet"),
+    "nvcc/sm80/wmma_gemm.ptx": ("wmma.load", "no LLVM lowering of wmma (tensor cores) yet"),
     "nvcc/sm80/libcuxx_barrier.ptx": ("mbarrier.init", "no LLVM lowering of mbarrier (cuda::barrier) yet"),
     "nvcc/sm80/sync_primitives.ptx": ("mbarrier.init", "no LLVM lowering of mbarrier (cuda::barrier) yet; "
                                       "its counted `bar.sync 1, %r1` translates"),
