@@ -1,14 +1,26 @@
 """The forms of issue 14 (cvt to/from the narrow float formats, cvt.rs.bf16x2, cvt.pack, lop3 d|p,
 setp/set on f16x2/bf16x2) are in the fuzzer's drawable set, and kernels made only of them, on pool
-registers holding the generator's input values, agree bit for bit on interp and cpu."""
+registers holding the generator's input values, agree bit for bit on interp and cpu; each is
+written as ptxas 13.0 accepts it (checked when ptxas is installed)."""
 
 from __future__ import annotations
 
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from ptxvm.testing.ptxgen import BLOCKS, GRIDS, build_kernel, check_agreement
 from ptxvm.testing.ptxgen.program import POOL, Imm, Inst, Layout
+from ptxvm.testing.ptxgen.kernel import render_kernel
 from ptxvm.testing.ptxgen.strategies import _arith
+
+PTXAS = shutil.which("ptxas")
 
 FUZZ = settings(deadline=None, derandomize=True, database=None, print_blob=False,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -60,3 +72,31 @@ def _new_form_kernels(draw):
 @given(_new_form_kernels())
 def test_kernels_of_the_new_forms_agree(gk) -> None:
     check_agreement(gk, allow_refusal=False)
+
+
+def _ptxas(ptx: str, arch: str) -> subprocess.CompletedProcess:
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "k.ptx"
+        path.write_text(ptx)
+        return subprocess.run([PTXAS, f"-arch={arch}", str(path), "-o", os.devnull], capture_output=True, text=True)
+
+
+LOWER = {100: "sm_90", 90: "sm_89", 89: "sm_80"}
+
+
+@pytest.mark.skipif(PTXAS is None, reason="ptxas is not installed")
+def test_generated_new_forms_are_what_ptxas_accepts_at_their_target() -> None:
+    """Each new template as the generator writes it (one instruction, pool registers, its .b8
+    operands through %t8, sm_100a where the form is arch-specific) assembles with ptxas at the
+    kernel's .target, and the forms above sm_80 fail one architecture lower."""
+    layout = Layout((1, 1, 1), (32, 1, 1))
+    for v, combos in _usable():
+        for c in combos[:2]:
+            args = tuple(Imm(o.lo or 0) if o.role == "imm" else 0 for o in v.operands)
+            ptx, _, sm = render_kernel([Inst(v, c, args, pair=0 if v.pair == "req" else None)], layout)
+            target = re.search(r"\.target (sm_\w+)", ptx).group(1)
+            r = _ptxas(ptx, target)
+            assert r.returncode == 0, (v.text(c), target, r.stderr[:300])
+            if sm in LOWER:
+                low = re.sub(r"\.target sm_\w+", f".target {LOWER[sm]}", ptx)
+                assert _ptxas(low, LOWER[sm]).returncode != 0, (v.text(c), LOWER[sm])

@@ -87,6 +87,7 @@ class Variant:
     sm: int = 80                         # minimum target the ISA states for this form
     mods_last: bool = False              # video instructions write modifiers after the types
     pair: str = ""                       # "opt"/"req": destination may/must be written `%r|%p`
+    arch_a: bool = False                 # needs the arch-specific target (sm_100a), as ptxas says
 
     def text(self, combo: tuple[str, ...]) -> str:
         mods = [m for m in combo if m]
@@ -148,9 +149,9 @@ def wide(t: str) -> str:
     return t[0] + str(int(t[1:]) * 2)
 
 
-def variant(op, form, types, combos, ops, approx=None, sm=80, mods_last=False, pair="") -> Variant:
+def variant(op, form, types, combos, ops, approx=None, sm=80, mods_last=False, pair="", arch_a=False) -> Variant:
     seen = list(dict.fromkeys(tuple(m for m in c if m) for c in combos))
-    return Variant(op, form.name, tuple(types), tuple(seen), tuple(ops), approx, sm, mods_last, pair)
+    return Variant(op, form.name, tuple(types), tuple(seen), tuple(ops), approx, sm, mods_last, pair, arch_a)
 
 
 def default_operands(form, types) -> list[Opnd] | None:

@@ -255,26 +255,29 @@ def _cvt_variants(form, types, combos) -> list[Variant]:
         return [variant("cvt", form, types, cs, [dst("b32"), src("f32")], sm=90)]
     if fname == "pack-x2":
         return [variant("cvt", form, types, combos, [dst("b32"), src("f32"), src("f32")])]
+    # The sm_100 narrow-float forms and .rs are arch-specific: ptxas 13.0 wants sm_100a/sm_103a.
     if fname == "pack-x2-rs":
         return [variant("cvt", form, types, combos, [dst("b32"), src("f32"), src("f32"), src("b32")],
-                         sm=100)]
+                         sm=100, arch_a=True)]
     if fname == "fp8-from-f32":
         d = types[0]
         cs = [c for c in combos if has(c, "satfinite") and has(c, "rn")]
+        fp8 = d in ("e4m3x2", "e5m2x2")
         return [variant("cvt", form, types, cs, [dst("b8" if d == "e2m1x2" else "b16"), src("f32"), src("f32")],
-                         sm=100 if d != "e4m3x2" and d != "e5m2x2" else 89)]
+                         sm=89 if fp8 else 100, arch_a=not fp8)]
     if fname == "fp8-from-half":
         cs = [c for c in combos if has(c, "satfinite") and has(c, "rn")]
         return [variant("cvt", form, types, cs, [dst("b16"), src("b32")], sm=89)]
     if fname == "half-from-fp8":
         a = types[1]
         cs = [c for c in combos if has(c, "rn")]
+        fp8 = a in ("e4m3x2", "e5m2x2")
         return [variant("cvt", form, types, cs, [dst("b32"), src("b8" if a == "e2m1x2" else "b16")],
-                         sm=100 if a not in ("e4m3x2", "e5m2x2") else 89)]
+                         sm=89 if fp8 else 100, arch_a=not fp8)]
     if fname == "ue8m0-from-f32":
         cs = [c for c in combos if has(c, "rz", "rp")]
         srcs = [src("f32"), src("f32")] if types[1] == "f32" else [src("b32")]
-        return [variant("cvt", form, types, cs, [dst("b16")] + srcs, sm=100)]
+        return [variant("cvt", form, types, cs, [dst("b16")] + srcs, sm=100, arch_a=True)]
     if fname == "bf16x2-from-ue8m0":
-        return [variant("cvt", form, types, [("rn",)], [dst("b32"), src("b16")], sm=100)]
+        return [variant("cvt", form, types, [("rn",)], [dst("b32"), src("b16")], sm=100, arch_a=True)]
     return []                    # x4-rs: a vector source operand

@@ -34,6 +34,8 @@ def render_kernel(chunks, layout: Layout) -> tuple[str, tuple[str, ...], int]:
     for cls in ("h", "r", "d", "p"):
         e(f".reg .{REG_DECL[cls]} %{cls}<{POOL[cls]}>;")
     e(".reg .b16 %t16, %s16, %xh;")
+    if any("%t8" in line for line in body):
+        e(".reg .b8 %t8;")                         # .b8 operands (render.Renderer.inst_text)
     e(".reg .b32 %kparam, %ltid, %lcta, %gtid, %t32, %tm, %s32, %xr, " + ", ".join(f"%lc{i}" for i in range(MAX_LOOP_DEPTH)) + ";")
     e(".reg .b64 %t64, %s64, %xd, %ain, %ain0, %aout, %aout0, %aown, %aapx, %gctr, %sbase, %sown, %sctr;")
     e(".reg .pred %tp, %tpu, " + ", ".join(f"%pl{i}" for i in range(MAX_LOOP_DEPTH)) + ";")
@@ -104,7 +106,8 @@ def render_kernel(chunks, layout: Layout) -> tuple[str, tuple[str, ...], int]:
     sm = r.sm
     params = ", ".join([f".param .u64 p_{n}" for n in ("in", "out", "mem", "apx")] + [".param .u32 p_k"])
     text = "\n".join([
-        f".version {PTX_VERSION}", f".target sm_{sm}", ".address_size 64", "", *r.functions,
+        f".version {PTX_VERSION}", f".target sm_{sm}{'a' if r.arch_a else ''}", ".address_size 64", "",
+        *r.functions,
         f".visible .entry {KERNEL}({params})", "{", *out, "}", "",
     ])
     return text, tuple(r.approx_ops), sm

@@ -42,6 +42,8 @@ class Renderer:
     loop_depth: int = 0
     uses_shared: bool = False
     sm: int = 80
+    arch_a: bool = False                                 # some form needs sm_XXa
+    after: list[str] = field(default_factory=list)       # lines to emit after the current instruction
     functions: list[str] = field(default_factory=list)   # `.func`s of Call chunks, in order
 
     def emit(self, text: str) -> None:
@@ -76,20 +78,31 @@ class Renderer:
     def inst_text(self, i: Inst, dst: str | None = None) -> str:
         v = i.variant
         self.sm = max(self.sm, v.sm)
+        self.arch_a |= v.arch_a
         ops = []
+        guard = "" if i.guard is None else f"@{'!' if i.guard[1] else ''}{reg('p', i.guard[0])} "
+        self.after = []
         for k, (o, a) in enumerate(zip(v.operands, i.args)):
             if o.role in ("d", "dp"):
                 text = dst or reg(o.cls, a)
+                if o.type == "b8" and not dst:
+                    # .b8 operands (e2m1x2) need a .b8 register (ptxas): the scratch %t8, widened after.
+                    self.after.append(f"{guard}cvt.u16.u8 {text}, %t8;")
+                    text = "%t8"
                 if k == 0 and i.pair is not None:
                     text += f"|{reg('p', i.pair)}"
                 ops.append(text)
+            elif o.type == "b8" and not isinstance(a, Imm):
+                self.emit(f"cvt.u8.u16 %t8, {reg(o.cls, a)};")
+                ops.append("%t8")
             else:
                 ops.append(self.operand(o, a, bool(i.negs) and i.negs[k]))
-        guard = "" if i.guard is None else f"@{'!' if i.guard[1] else ''}{reg('p', i.guard[0])} "
         return f"{guard}{v.text(i.combo)} {', '.join(ops)};"
 
     def c_inst(self, i: Inst) -> None:
         self.emit(self.inst_text(i))
+        for line in self.after:
+            self.emit(line)
 
     def c_approx(self, a) -> None:
         """The result goes to a register nobody reads and, with the sources, to the
@@ -148,6 +161,8 @@ class Renderer:
         body, self.lines = self.lines, outer
         decls = [f".reg .{REG_DECL[k]} %{k}<{POOL[k]}>;" for k in ("h", "r", "d", "p")]
         decls += [".reg .b16 %t16, %s16;", ".reg .b32 %t32, %s32;", ".reg .b64 %t64, %s64;"]
+        if any("%t8" in line for line in body):
+            decls.append(".reg .b8 %t8;")
         self.functions.append("\n".join([
             f".func (.param .align 8 .b8 fz_ret[{size}]) {name}(.param .align 8 .b8 fz_arg[{size}])", "{",
             *("    " + d for d in decls), *body, "}", ""]))
