@@ -47,7 +47,8 @@ def decode(bits: np.ndarray, elem: str) -> np.ndarray:
     if elem == "bf16":
         return (bits << np.uint64(16)).astype(np.uint32).view(np.float32).astype(np.float64)
     if elem == "tf32":
-        # A .tf32 operand's value is its 19 high bits (§5.2.3); the 13 low bits are not read.
+        # ptxvm reads a .tf32 operand's 19 high bits (sign, exponent, 10 mantissa bits); the 13
+        # low bits are ignored (ptxvm's choice: the mma text does not say what they do).
         return (bits & np.uint64(0xFFFFE000)).astype(np.uint32).view(np.float32).astype(np.float64)
     if elem == "f32":
         return bits.astype(np.uint32).view(np.float32).astype(np.float64)
