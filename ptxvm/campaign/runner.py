@@ -10,7 +10,8 @@ from functools import partial
 from pathlib import Path
 from typing import TextIO
 
-from .case import FAILURES, CaseResult, died, load_plugins, ptx_hash, run_case
+from .case import FAILURES, CaseResult, load_plugins, ptx_hash, run_case
+from .died import shrink_died
 from .draw import draw
 from .pool import Died, Raised, imap_isolated
 from .results import Results
@@ -75,7 +76,7 @@ def run_campaign(spec: Spec, folder: Path, *, jobs: int, cluster: str | None = N
             for index, value in imap_isolated(partial(run_case, spec), pending, jobs,
                                               initializer=load_plugins, initargs=(spec.plugins,)):
                 if isinstance(value, Died):
-                    value = died(spec, index, value.why)
+                    value = shrink_died(spec, index, value.why)
                 elif isinstance(value, Raised):
                     value = _raised(spec, index, value.why)
                 on_result(value)

@@ -13,7 +13,7 @@ engine, and a campaign's kernels are replayed from their (seed, index), not from
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 
 from ..testing.ptxgen.program import Call, If, Layout, Loop, Switch
@@ -34,9 +34,12 @@ class _Budget:
         return True
 
 
-def shrink(drawn: Drawn, outcome, executors: tuple[str, ...], probes: int):
-    """(smallest failing variant, its outcome, executions spent)."""
-    from .case import judge
+def shrink(drawn: Drawn, outcome, executors: tuple[str, ...], probes: int, judge: Callable | None = None):
+    """(smallest failing variant, its outcome, executions spent). ``judge(candidate: Drawn) ->
+    Outcome`` runs a candidate (default: here, with case.judge on ``executors``)."""
+    if judge is None:
+        from .case import judge as run_here
+        judge = lambda candidate: run_here(candidate.kernel(), executors)   # noqa: E731
     budget = _Budget(probes)
     best, best_outcome = drawn, outcome
     want = outcome.signature
@@ -45,7 +48,7 @@ def shrink(drawn: Drawn, outcome, executors: tuple[str, ...], probes: int):
         if not budget.take():
             return None
         try:
-            got = judge(candidate.kernel(), executors)
+            got = judge(candidate)
         except Exception:  # noqa: BLE001 - a variant the renderer rejects is simply not kept
             return None
         return got if got.signature == want else None
