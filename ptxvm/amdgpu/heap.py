@@ -11,7 +11,8 @@ Blocks come in power-of-two sizes from 16 bytes to the whole arena; a block is a
 ``{u32 class; u32 next}`` and its bytes (16-byte aligned).  ``malloc(n)`` pops a block of n's
 class from that class's free list, else cuts a new one at ``top`` (an atomic add); with neither
 it returns NULL, as CUDA's does when its heap is exhausted.  ``free`` pushes the block on its
-class's list; ``free(NULL)`` and ``malloc(0)`` do nothing.  The lists are lock-free stacks
+class's list; ``free(NULL)`` and ``malloc(0)`` do nothing; freeing a pointer that is no block
+of the heap, or a block twice, aborts the dispatch (``s_trap``).  The lists are lock-free stacks
 (32-bit compare-and-swap): each head holds the top block's index (its offset / 16, plus one; 0
 is the empty list) in its low ``INDEX_BITS`` bits and a counter bumped by every push and pop in
 the rest, so a head that was popped and pushed back meanwhile does not match (ABA).  No lock:
@@ -25,7 +26,7 @@ from llvmlite import ir
 
 from ..ir import nodes as ptx
 from ..lift.function import FunctionLowering
-from .llvm_ext import GLOBAL, I8, I32, I64, ScopedCmpXchg, ScopedLoadAtomic, ptr
+from .llvm_ext import GLOBAL, I8, I32, I64, ScopedAtomicRMW, ScopedCmpXchg, ScopedLoadAtomic, ptr
 
 HEAP_BYTES = 8 << 20          # CUDA's default cudaLimitMallocHeapSize
 HEAP_SYMBOL = "__ptxvm_device_heap"
@@ -35,6 +36,7 @@ INDEX_BITS = 20               # HEAP_BYTES / 16 + 1 indices
 _LISTS = 8                    # byte offset of free_list[0]
 _INDEX = (1 << INDEX_BITS) - 1
 _TAG_STEP = 1 << INDEX_BITS
+FREED = 1 << 31               # header bit: the block is on a free list
 
 
 def _heap(llmod: ir.Module) -> ir.GlobalVariable:
@@ -76,7 +78,7 @@ def lower_call(h, fl: FunctionLowering, ins: ptx.Instruction, name: str, rets, a
     if name == "malloc":
         result = _malloc(fl, heap, value)
     else:
-        _free(fl, heap, value)
+        _free(h, fl, heap, value)
     end = b.block
     b.branch(done)
     b.position_at_end(done)
@@ -124,8 +126,12 @@ def _malloc(fl: FunctionLowering, heap: ir.Value, n: ir.Value) -> ir.Value:
     block = b.gep(arena, [b.mul(b.zext(b.sub(index, I32(1)), I64), I64(16))])
     nxt = b.and_(b.load(_field(b, block, 4)), I32(_INDEX))
     cas = _atomic(fl, ScopedCmpXchg(b.block, head_p, head, _retag(b, head, nxt), "acq_rel", "acquire", ""))
+    taken = fl.new_block("malloc_taken")
+    b.cbranch(b.extract_value(cas, 1), taken, pop)
+    b.position_at_end(taken)
+    b.store(cls, _field(b, block, 0))                       # in use again: FREED cleared
     got = b.ptrtoint(b.gep(block, [I64(16)]), I64)
-    b.cbranch(b.extract_value(cas, 1), out, pop)
+    b.branch(out)
     b.position_at_end(bump)
     # A compare-and-swap, not an add: failed requests must not move ``top`` (it would wrap).
     step = b.add(block_bytes, I32(16))
@@ -146,20 +152,36 @@ def _malloc(fl: FunctionLowering, heap: ir.Value, n: ir.Value) -> ir.Value:
     b.branch(out)
     b.position_at_end(out)
     r = b.phi(I64)
-    r.add_incoming(got, take)
+    r.add_incoming(got, taken)
     r.add_incoming(fresh, made)
     r.add_incoming(I64(0), full)
     return r
 
 
-def _free(fl: FunctionLowering, heap: ir.Value, p: ir.Value) -> None:
-    """Push the block whose bytes start at ``p`` on its class's free list."""
+def _free(h, fl: FunctionLowering, heap: ir.Value, p: ir.Value) -> None:
+    """Push the block whose bytes start at ``p`` on its class's free list.  A pointer that is no
+    block of the heap, or a block already free (its header's FREED bit), aborts the dispatch:
+    undefined in C, a corrupted heap otherwise."""
     b = fl.b
-    block = b.inttoptr(b.sub(p, I64(16)), ptr(GLOBAL, I8))
     arena = b.ptrtoint(b.gep(heap, [I64(ARENA)]), I64)
-    index = b.add(b.trunc(b.lshr(b.sub(b.sub(p, I64(16)), arena), I64(4)), I32), I32(1))
-    cls = b.load(_field(b, block, 0))
-    head_p = b.gep(_field(b, heap, _LISTS), [b.and_(cls, I32(CLASSES - 1))])
+    offset = b.sub(b.sub(p, I64(16)), arena)
+    inside = b.and_(b.icmp_unsigned("<", offset, I64(HEAP_BYTES)),
+                    b.icmp_unsigned("==", b.and_(offset, I64(15)), I64(0)))
+    bad, check = fl.new_block("free_bad"), fl.new_block("free_check")
+    b.cbranch(inside, check, bad)
+    b.position_at_end(bad)
+    h._trap(fl)
+    b.position_at_end(check)
+    block = b.inttoptr(b.sub(p, I64(16)), ptr(GLOBAL, I8))
+    index = b.add(b.trunc(b.lshr(offset, I64(4)), I32), I32(1))
+    old = _atomic(fl, ScopedAtomicRMW(b.block, "or", _field(b, block, 0), I32(FREED), "monotonic", ""))
+    cls = b.and_(old, I32(CLASSES - 1))
+    twice, ok = fl.new_block("free_twice"), fl.new_block("free_ok")
+    b.cbranch(b.icmp_unsigned("!=", b.and_(old, I32(FREED)), I32(0)), twice, ok)
+    b.position_at_end(twice)
+    h._trap(fl)
+    b.position_at_end(ok)
+    head_p = b.gep(_field(b, heap, _LISTS), [cls])
     push, done = fl.new_block("free_push"), fl.new_block("free_done")
     b.branch(push)
     b.position_at_end(push)
