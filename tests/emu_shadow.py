@@ -14,6 +14,7 @@ Used by ``test_emu_executor.py::test_fixture_kernels_agree_with_the_interpreter`
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import time
@@ -135,7 +136,9 @@ def _shadow(request, interp_launch):
             RESULTS.append(dict(rec, outcome="skip", reason=reason))
             continue
         got = _copy_args(request.args)
-        sub = executors.LaunchRequest(kernel, request.grid, request.block, tuple(got), request.shared_mem, None)
+        # The emulated launch's printf goes to a sink: the test reads the interpreter's output.
+        sub = executors.LaunchRequest(kernel, request.grid, request.block, tuple(got), request.shared_mem, None,
+                                      trace_out=io.StringIO(), cooperative=request.cooperative)
         t0 = time.time()
         try:
             executors.get(f"emu:{target}").launch(sub)
