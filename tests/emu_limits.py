@@ -30,6 +30,10 @@ LIMITS = {
     "inter_wave": "a counted or named barrier (bar.sync/bar.arrive with a thread count, bar.red with one) whose "
                   "threads span several waves: ptxvm waits on LDS counters, and the emulator runs each wave until "
                   "s_barrier, so a wave waiting for another never finishes",
+    "heap_state": "the kernel frees or reads blocks an earlier launch allocated: the interpreter's heap addresses "
+                  "mean nothing to the code object, whose heap (its own, in the object) starts empty on the emulator",
+    "heap_limit": "the test bounds ptxvm's device memory (ptxvm.limits), which is where the interpreter's malloc "
+                  "runs out; a code object's heap is its own 8 MiB",
     "f32_div_denormal": "the IEEE f32 division sequence (v_div_scale/v_div_fmas/v_div_fixup) returns 0 where "
                         "the quotient is a denormal (known wrong, not worked around)",
     "u24_multiply": "emulator bug: V_MUL_U32_U24 / V_MUL_HI_U32_U24 / V_MAD_U32_U24 multiply the whole 32-bit "
@@ -108,12 +112,33 @@ def _counted_barriers(module, kernel_name: str) -> bool:
     return False
 
 
+def _calls(module, kernel_name: str, callee: str) -> bool:
+    return any(ins.opcode == "call" and callee in set(_names_of(ins)) for ins in _instructions(module, kernel_name))
+
+
+def _names_of(ins):
+    for op in ins.operands:
+        yield from _names(op)
+
+
+def heap_reason(module, kernel_name: str) -> str | None:
+    """Why a heap kernel may differ on the emulator, from the PTX and the limits in force."""
+    from ptxvm import limits
+    if _calls(module, kernel_name, "free") and not _calls(module, kernel_name, "malloc"):
+        return "heap_state"
+    if _calls(module, kernel_name, "malloc") and limits.current() != limits.Limits():
+        return "heap_limit"
+    return None
+
+
 def classify_error(exc: BaseException, module, kernel_name: str, grid: tuple[int, int, int]) -> str | None:
     """The documented limit an emu:* launch failure is, or None when it is a real failure."""
     from ptxvm.driver.executors.emu import EmulatorLimit
     from ptxvm.errors import KernelFault, UnsupportedError, WatchdogError
     if isinstance(exc, UnsupportedError):
         return "not_translated"
+    if heap_reason(module, kernel_name) == "heap_state":
+        return "heap_state"
     if isinstance(exc, KernelFault) and "crashed the emulator" in str(exc) and \
             re.search(r"last instruction started:.*\bds_b?permute_b32", str(exc)):
         return "bpermute_exec"
@@ -157,6 +182,9 @@ def explains_mismatch(module, kernel_name: str, want: np.ndarray, got: np.ndarra
     'f64_atomic_return' (a returning global_atomic_add_f64), 'cas64' (a 64-bit
     compare-and-swap), 'f32_div_denormal' (the kernel divides in f32, div.rn / rcp.rn, and every
     differing f32 element is 0 where the interpreter has a denormal)."""
+    heap = heap_reason(module, kernel_name)
+    if heap:
+        return heap
     if re.search(r"\bv_(mul|mul_hi|mad)_u32_u24", asm):
         return "u24_multiply"
     if re.search(r"\bds_b?permute_b32\b", asm):

@@ -9,6 +9,12 @@ the kernel run in the tool's child process, the arrays' device copies copied bac
 them the executors stay registered and say what is missing. They are opt-in (run only when
 named): an emulated launch takes seconds to minutes.
 
+Device runtime: the kernel's printf buffer (``hidden_printf_buffer``, 1 MiB) is allocated and its
+records printed to ``trace_out`` (stdout by default) after the launch, as a HIP runtime prints them; a
+cooperative launch gets a zeroed grid-sync argument (``hidden_multigrid_sync_arg``), an ordinary one a
+null pointer; the malloc heap is the code object's own. Cooperative grids of more than one block
+cannot be resident on the emulator and are refused (``EmulatorLimit`` 'endless').
+
 Module variables: each launch starts from the code object's initialisers. A kernel that names a
 variable the driver's device holds changed (written from the host, or by a launch on a host
 executor) is refused (``EmulatorLimit`` 'module_state'), and what a kernel writes to module
