@@ -41,7 +41,7 @@ def test_pure_class_and_groups_from_the_table() -> None:
     # The host JIT's former code set of side-effect-free instructions, now a table class.
     assert opcodes_in(OpClass.PURE) == set(
         "add sub mul mad mul24 mad24 fma and or xor not cnot shl shr mov cvt cvta setp selp set slct "
-        "neg abs min max popc clz brev bfe bfi prmt sad copysign testp lop3 shf".split())
+        "neg abs min max popc clz brev bfe bfi prmt sad copysign testp lop3 shf cvt.pack".split())
     assert modifier_group("rnd") == ("rn", "rz", "rm", "rp")
     assert modifier_group("irnd") == ("rni", "rzi", "rmi", "rpi")
     assert typeset("half") == ("f16", "f16x2", "bf16", "bf16x2")
