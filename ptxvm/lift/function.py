@@ -345,8 +345,8 @@ class FunctionLowering:
                                 if n not in {d.name for d in (*callee.returns, *callee.params)
                                              if d.space is StateSpace.REG}})
         self._register_formals(callee, params, self.b)
-        results = [(self.register(ptx.Register(d.name)), params[d.name]) for d in callee.returns
-                   if d.space is StateSpace.REG]
+        results = [(part, params[d.name]) for d in callee.returns if d.space is StateSpace.REG
+                   for part in self.register_parts(d.name)]
         self.hooks.push_frame(self, callee)
         self.hooks.loop_header(self, _segment_counts(callee.body).get(None, 0))
         self._walk(callee.body)
@@ -354,8 +354,8 @@ class FunctionLowering:
         self.param_bufs.pop()
         self.inline.pop()
         self.continue_in(ret)
-        for (slot, t), buf in results:
-            self.b.store(self.b.load(slot), self.b.bitcast(buf, ir.PointerType(storage_type(t))))
+        for (off, slot, t), buf in results:
+            self.b.store(self.b.load(slot), self.buffer_part(self.b, buf, off, t))
         self.hooks.pop_frame(self, callee)
 
     def _register_formals(self, f: ptx.Function, buffers: dict[str, ir.Value], b: ir.IRBuilder) -> None:
@@ -366,16 +366,32 @@ class FunctionLowering:
                 continue
             self.declare(d)
             if any(d is p for p in f.params):
-                slot, t = self.register(ptx.Register(d.name))
-                b.store(b.load(b.bitcast(buffers[d.name], ir.PointerType(storage_type(t)))), slot)
+                for off, slot, t in self.register_parts(d.name):
+                    b.store(b.load(self.buffer_part(b, buffers[d.name], off, t)), slot)
 
     def store_register_returns(self) -> None:
         """`ret` from a device function: its `.reg` results into the buffers the caller passed."""
         for d in self.fn.returns:
             if d.space is StateSpace.REG:
-                slot, t = self.register(ptx.Register(d.name))
-                self.b.store(self.b.load(slot), self.b.bitcast(self.param_args[d.name],
-                                                               ir.PointerType(storage_type(t))))
+                for off, slot, t in self.register_parts(d.name):
+                    self.b.store(self.b.load(slot), self.buffer_part(self.b, self.param_args[d.name], off, t))
+
+    def register_parts(self, name: str) -> list[tuple[int, ir.Value, ScalarType]]:
+        """(byte offset, slot, type) of the register ``name`` as its bytes lie in a by-value
+        buffer: one for a scalar, the elements of a vector register (element i at i * size)."""
+        width = self.vector_width(name)
+        if not width:
+            slot, t = self.register(ptx.Register(name))
+            return [(0, slot, t)]
+        parts = [self.register(ptx.Register(name, c)) for c in COMPONENTS[:width]]
+        size = max(parts[0][1].bits, 8) // 8
+        return [(i * size, slot, t) for i, (slot, t) in enumerate(parts)]
+
+    def buffer_part(self, b: ir.IRBuilder | None, buf: ir.Value, offset: int, t: ScalarType) -> ir.Value:
+        """A ``t`` pointer ``offset`` bytes into the i8* buffer ``buf``, built with ``b`` (None: in the
+        entry block, so it dominates code after a stop inside an inlined callee)."""
+        b = b or self._alloca_b
+        return b.bitcast(b.gep(buf, [I64(offset)]) if offset else buf, ir.PointerType(storage_type(t)))
 
     def hidden_register(self, name: str, t: ScalarType) -> ir.Value:
         """A register the PTX does not name (saved and restored at stops like any other)."""

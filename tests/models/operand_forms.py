@@ -5,8 +5,8 @@ loads/stores wider or narrower than their registers.
 Every kernel is `k(.param .u64 out[, .param .u32 a, .param .u32 b])` on one u32 buffer: ``init``
 is its contents before the launch, ``want`` maps a word index to the value the PTX ISA gives
 there afterwards (worked by hand in the comments; words not listed must keep ``init``). Shared by
-tests/interp, tests/jit and tests/amdgpu (test_operand_forms.py), so every executor is held to the
-same numbers.
+tests/interp/test_operand_forms.py, tests/jit/test_jit_operand_forms.py and
+tests/amdgpu/test_amdgpu_operand_forms.py, so every executor is held to the same numbers.
 """
 
 from __future__ import annotations
@@ -245,6 +245,48 @@ CASES = [
          # u8 stores keep the low bytes: 02 03 then 100, 101.
          {**{16 + i: 107 - i for i in range(8)}, 24: 0x85, 25: 0xFFFFFFFE, 26: 0xFFFFFFFF, 27: 0x85,
           28: 0x65640302}, sm="sm_100"),
+]
+
+SWAP = """.func (.reg .v2 .u32 o) swap(.reg .v2 .u32 a)
+{
+  mov.u32 o.x, a.y;
+  mov.u32 o.y, a.x;
+  ret;
+}
+"""
+# The same with a barrier inside: the host JIT lowers it inline into the kernel's state machine.
+SWAP_SYNC = SWAP.replace("swap(", "swap_sync(").replace("  ret;", "  bar.sync 0;\n  ret;")
+
+CASES += [
+    # `.reg .v2` formals and results of a non-ABI .func (§9.7.12.5 by value): the vector's bytes,
+    # element i at i * size, from a vector register or a scalar register of the vector's size.
+    Case("vector_call_swap", kernel("""
+  .reg .v2 .u32 a, r; .reg .u64 p;
+  ld.param.u64 p, [out];
+  ld.global.v2.u32 a, [p];
+  call (r), swap, (a);
+  st.global.v2.u32 [p+8], r;""", decls=SWAP),
+         {0: 1, 1: 2}, {2: 2, 3: 1}),
+    Case("vector_call_scalar_sides", kernel("""
+  .reg .v2 .u32 w; .reg .u64 %rd<4>;
+  ld.param.u64 %rd1, [out];
+  mov.b64 %rd2, 0x0000000700000005;
+  call (w), swap, (%rd2);
+  call (%rd3), swap, (w);
+  st.global.v2.u32 [%rd1], w;
+  st.global.u64 [%rd1+8], %rd3;""", decls=SWAP),
+         # %rd2 as (x, y) = (5, 7) -> w = (7, 5) -> %rd3's bytes (5, 7) again: 0x0000000700000005.
+         {}, {0: 7, 1: 5, 2: 5, 3: 7}),
+    Case("vector_call_inlined", kernel("""
+  .reg .v2 .u32 a, r; .reg .u64 p, %rd1;
+  ld.param.u64 p, [out];
+  mov.u32 a.x, %tid.x;
+  add.u32 a.y, a.x, 100;
+  call (r), swap_sync, (a);
+  mul.wide.u32 %rd1, a.x, 8;
+  add.u64 p, p, %rd1;
+  st.global.v2.u32 [p], r;""", decls=SWAP_SYNC),
+         {}, {**{2 * t: t + 100 for t in range(32)}, **{2 * t + 1: t for t in range(32)}}, block=32),
 ]
 
 BY_NAME = {c.name: c for c in CASES}

@@ -12,7 +12,7 @@ from ...ir.types import ScalarType, StateSpace
 from ...machine import heap, reports
 from ...machine.cdp import REFUSED
 from ...machine.printf import cstring, format_printf
-from ..program import CompileContext, Control, reader, writer
+from ..program import VECTOR_COMPONENTS, CompileContext, Control, reader, writer
 from ..state import BadCall, StackFault, storage_dtype
 from . import impl
 
@@ -106,10 +106,9 @@ def _bind(ctx: CompileContext, ins, f: ir.Function, ret, args):
 
 
 def _caller_side(ctx: CompileContext, ins, op, formal: ir.VarDecl) -> tuple:
-    if formal.vector and formal.space is StateSpace.REG:
-        # ptxas accepts `.reg .v2`/`.v4` formals (a vector, or a scalar of the vector's size, by value).
+    if formal.vector and isinstance(op, ir.Immediate):
         raise ctx.unsupported(ins, f"passes `{op}` for `{formal.name}`, a .v{formal.vector} vector register "
-                                   "parameter, which the interpreter does not bind yet")
+                                   "parameter, which takes a register or a `.param` variable")
     if isinstance(op, ir.Symbol):
         pv = ctx.pvar(op.name)
         if pv is not None:
@@ -118,6 +117,10 @@ def _caller_side(ctx: CompileContext, ins, op, formal: ir.VarDecl) -> tuple:
         hit = ctx.register(op)
         if hit is not None:
             return ("reg", hit[0], hit[1])
+        elements = ctx.vector_elements(op)
+        if elements is not None:          # a whole vector register: its elements' bytes in order
+            hits = [ctx.register(e) for e in elements]
+            return ("vreg", tuple(h[0] for h in hits), hits[0][1])
     if isinstance(op, ir.Immediate):
         try:
             bits = immediate_argument_bits(op, formal.type)
@@ -130,18 +133,27 @@ def _caller_side(ctx: CompileContext, ins, op, formal: ir.VarDecl) -> tuple:
 
 
 def _callee_side_of(d: ir.VarDecl) -> tuple:
-    return ("pvar", "", d.size_bytes() or 0) if d.space is StateSpace.PARAM else ("reg", "", d.type)
+    if d.space is StateSpace.PARAM:
+        return ("pvar", "", d.size_bytes() or 0)
+    if d.vector:                       # a `.reg .v2`/`.v4` formal: its element registers
+        return ("vreg", ("",) * d.vector, d.type)
+    return ("reg", "", d.type)
 
 
 def _callee_side(f: ir.Function, d: ir.VarDecl) -> tuple:
     kind, _, info = _callee_side_of(d)
-    return (kind, f"{f.name}|{d.name}", info)
+    key = f"{f.name}|{d.name}"
+    if kind == "vreg":
+        return (kind, tuple(f"{key}.{c}" for c in VECTOR_COMPONENTS[:d.vector]), info)
+    return (kind, key, info)
 
 
 def _side_bytes(side) -> int:
-    kind, _, info = side
+    kind, key, info = side
     if kind == "reg":
         return 0 if info is ScalarType.PRED else max(info.bits, 8) // 8
+    if kind == "vreg":
+        return len(key) * (max(info.bits, 8) // 8)
     return info
 
 
@@ -152,6 +164,9 @@ def _fetch(b, lanes, side, n: int) -> np.ndarray:
         return b.pbuf(key, info)[lanes, :n].copy()
     if kind == "imm":
         return np.tile(np.frombuffer(key.to_bytes(info, "little"), np.uint8)[:n], (lanes.size, 1))
+    if kind == "vreg":
+        w = max(info.bits, 8) // 8
+        return np.concatenate([_fetch(b, lanes, ("reg", k, info), w) for k in key], axis=1)[:, :n]
     v = np.ascontiguousarray(b.take(b.read_reg(key, info), lanes))
     if info is ScalarType.PRED:
         return v.copy()
@@ -164,6 +179,11 @@ def _put(b, lanes, side, data: np.ndarray) -> None:
         return
     if kind == "pvar":
         b.pbuf(key, info)[lanes, :data.shape[1]] = data
+        return
+    if kind == "vreg":
+        w = max(info.bits, 8) // 8
+        for i, k in enumerate(key):
+            _put(b, lanes, ("reg", k, info), data[:, i * w:(i + 1) * w])
         return
     if info is ScalarType.PRED:
         b.assign(key, info, lanes, data)

@@ -132,8 +132,8 @@ def _bind(fl: FunctionLowering, ins: ptx.Instruction, formals, rets, args):
             raise fl.unsupported(ins, f"passes `{op}`, which is not a `.param` variable, register or immediate")
         t = formal.type
         if formal.vector:
-            raise fl.unsupported(ins, f"passes `{op}` for `{formal.name}`, a .v{formal.vector} vector register "
-                                      "parameter, which the lifter does not bind yet")
+            ptrs.append(_vector_argument(fl, ins, op, formal, is_result, after))
+            continue
         if formal.array:
             raise fl.unsupported(ins, f"passes `{op}` for the array parameter `{formal.name}`, which takes a "
                                       "`.param` variable")
@@ -155,6 +155,29 @@ def _bind(fl: FunctionLowering, ins: ptx.Instruction, formals, rets, args):
         for op, t, slot in after:
             fl.write(op, t, fl.b.load(slot))
     return ptrs, results
+
+
+def _vector_argument(fl: FunctionLowering, ins, op, formal: ptx.VarDecl, is_result: bool, after: list) -> ir.Value:
+    """The by-value buffer of a `.reg .v2`/`.v4` formal: the bytes of a vector register's
+    elements in order (or of a scalar register of the vector's size), copied in before the call
+    or, for a result, queued in ``after`` to be read back into the caller's registers."""
+    if isinstance(op, ptx.Immediate):
+        raise fl.unsupported(ins, f"passes `{op}` for `{formal.name}`, a .v{formal.vector} vector register "
+                                  "parameter, which takes a register or a `.param` variable")
+    size = formal.element_bytes()
+    buf = fl.alloca_bytes(size, max(formal.type.bits // 8, 1), f"arg_{formal.name.lstrip('%')}")
+    if isinstance(op, ptx.Sink):
+        return buf
+    width = fl.vector_width(op.name) if op.component is None else 0
+    names = [ptx.Register(op.name, c) for c in "xyzw"[:width]] if width else [op]
+    parts = fl.register_parts(op.name) if width else [(0, *fl.register(op))]
+    for (off, slot, t), reg in zip(parts, names):
+        part = fl.buffer_part(None, buf, off, t)
+        if is_result:
+            after.append((reg, t, part))
+        else:
+            fl.b.store(fl.b.load(slot), part)
+    return buf
 
 
 def _register_bits(fl: FunctionLowering, op: ptx.Register, t: ScalarType) -> ir.Value:
