@@ -5,7 +5,8 @@ Verdicts, in the order they are looked for:
 * ``error``     the reference (the first executor) raised: the generator made a kernel the
                 reference cannot run, or the reference is wrong
 * ``crash``     another executor raised something other than a refusal
-* ``refused``   another executor raised UnsupportedError (a form it does not lower yet)
+* ``refused``   another executor raised UnsupportedError (a form it does not lower yet) or
+                EmulatorLimit (a launch the AMD emulator cannot run)
 * ``mismatch``  the outputs differ (bit for bit; ``.approx`` records within the ISA's bounds)
 * ``agree``
 * ``died``      the process running the kernel died (set by the pool or the cluster, not here)
@@ -79,14 +80,17 @@ def ptx_hash(ptx: str) -> str:
 
 def judge(gk: GeneratedKernel, executors: tuple[str, ...]) -> Outcome:
     """Run ``gk`` on each executor (fresh inputs each) and say what happened."""
+    from ..driver.executors.emu import EmulatorLimit
     from ..errors import UnsupportedError
+    # A form an executor does not lower yet, or a launch the AMD emulator cannot run: refusals.
+    refusal = (UnsupportedError, EmulatorLimit)
     runs: dict[str, tuple] = {}
     errors: dict[str, str] = {}
     refused: dict[str, str] = {}
     for ex in executors:
         try:
             runs[ex] = run_on(gk, ex)
-        except UnsupportedError as e:
+        except refusal as e:
             refused[ex] = errors[ex] = f"{type(e).__name__}: {_line(e)}"
         except Exception as e:  # noqa: BLE001 - any executor failure is a finding, reported
             errors[ex] = f"{type(e).__name__}: {_line(e)}"

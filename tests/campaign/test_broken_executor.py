@@ -20,8 +20,8 @@ def broken():
     spec = importlib.util.spec_from_file_location("broken_executors_here", BROKEN)
     spec.loader.exec_module(importlib.util.module_from_spec(spec))
     yield
-    registry.unregister("flip")
-    registry.unregister("abort")
+    for name in ("flip", "abort", "refuse", "fail"):
+        registry.unregister(name)
 
 
 ARGS = ("--count", "8", "--seed", "2", "--max-instructions", "14", "--jobs", "2", "--plugin", BROKEN)
@@ -72,3 +72,20 @@ def test_a_worker_that_dies_is_reported_and_the_campaign_goes_on(fuzz, tmp_path)
         assert SUB.search((out / r["ptx"]).read_text()) and r["shrunk_lines"] <= r["lines"]
         g = load_golden(out / r["golden"])
         assert g.provenance["campaign_verdict"] == "died" and g.provenance["outputs"] == "executor interp"
+
+
+def test_verdicts_of_refusing_and_raising_executors(broken) -> None:
+    from ptxvm.campaign.case import judge
+    from ptxvm.campaign.draw import draw
+    from ptxvm.campaign.spec import Spec
+    spec = Spec(seed=2, count=8, max_instructions=14)
+    kernels = [draw(spec, i).kernel() for i in range(8)]
+    hit = next(k for k in kernels if SUB.search(k.ptx))
+    miss = next(k for k in kernels if not SUB.search(k.ptx))
+    assert judge(hit, ("interp", "refuse")).verdict == "refused"
+    got = judge(hit, ("interp", "fail"))
+    assert (got.verdict, got.executor) == ("crash", "fail") and "LaunchError: error: test executor" in got.detail
+    got = judge(hit, ("fail", "interp"))
+    assert (got.verdict, got.executor) == ("error", "fail")               # the reference failed
+    assert judge(hit, ("interp", "refuse", "flip")).verdict == "mismatch"  # a mismatch outranks a refusal
+    assert judge(miss, ("interp", "refuse", "fail", "flip")).verdict == "agree"

@@ -7,6 +7,7 @@ workers of a campaign given ``--plugin tests/models/broken_executors.py``).
   small generated kernels have one).
 * ``abort``: kills its own process (``os.abort``) on the same kernels; runs the interpreter
   on the others.
+* ``refuse`` / ``fail``: raise UnsupportedError / LaunchError on the same kernels.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from dataclasses import replace
 import numpy as np
 
 from ptxvm.driver import executors as registry
+from ptxvm.errors import LaunchError, UnsupportedError
 
 
 SUB = re.compile(r"^\s*(?:@!?%\w+\s+)?sub\.", re.MULTILINE)
@@ -42,6 +44,14 @@ def _abort(request):
     return registry.get("interp").launch(request)
 
 
+def _raising(error):
+    def launch(request):
+        if _faulty(request):
+            raise error(f"test executor: `sub` in kernel {request.kernel.name}")
+        return registry.get("interp").launch(request)
+    return launch
+
+
 def _register(name: str, summary: str, launch) -> None:
     caps = replace(registry.get("interp").capabilities, reference=False, opt_in=True)
     registry.register(registry.Executor(name, summary, caps, launch), replace=True)
@@ -49,3 +59,5 @@ def _register(name: str, summary: str, launch) -> None:
 
 _register("flip", "test only: the interpreter with one output bit flipped on kernels with sub", _flip)
 _register("abort", "test only: aborts its process on kernels with sub", _abort)
+_register("refuse", "test only: refuses kernels with sub", _raising(UnsupportedError))
+_register("fail", "test only: raises a LaunchError on kernels with sub", _raising(LaunchError))
