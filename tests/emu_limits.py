@@ -32,6 +32,8 @@ LIMITS = {
                   "s_barrier, so a wave waiting for another never finishes",
     "heap_state": "the kernel frees or reads blocks an earlier launch allocated: the interpreter's heap addresses "
                   "mean nothing to the code object, whose heap (its own, in the object) starts empty on the emulator",
+    "heap_address": "the kernel writes the addresses malloc returned into its output: the interpreter's heap and "
+                    "the code object's are at different addresses",
     "heap_limit": "the test bounds ptxvm's device memory (ptxvm.limits), which is where the interpreter's malloc "
                   "runs out; a code object's heap is its own 8 MiB",
     "f32_div_denormal": "the IEEE f32 division sequence (v_div_scale/v_div_fmas/v_div_fixup) returns 0 where "
@@ -185,6 +187,8 @@ def explains_mismatch(module, kernel_name: str, want: np.ndarray, got: np.ndarra
     heap = heap_reason(module, kernel_name)
     if heap:
         return heap
+    if want.dtype.kind in "iu" and want.dtype.itemsize == 8 and _calls(module, kernel_name, "malloc"):
+        return "heap_address"
     if re.search(r"\bv_(mul|mul_hi|mad)_u32_u24", asm):
         return "u24_multiply"
     if re.search(r"\bds_b?permute_b32\b", asm):
