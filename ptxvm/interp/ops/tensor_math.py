@@ -21,22 +21,9 @@ import numpy as np
 
 from ..numerics import arith as farith
 from ..numerics import half as fhalf
+from ..numerics import narrow
 
 _MASK32 = np.uint64(0xFFFFFFFF)
-
-
-def _e4m3_table() -> np.ndarray:
-    """The 256 values of e4m3 (bias 7, no infinities, S.1111.111 is NaN; PTX ISA §5.2.5.1)."""
-    b = np.arange(256)
-    sign = np.where(b & 0x80, -1.0, 1.0)
-    e, m = (b >> 3) & 0xF, b & 7
-    v = np.where(e == 0, m / 8.0 * 2.0 ** -6, (1 + m / 8.0) * 2.0 ** (e - 7.0))
-    v = sign * v
-    v[(b & 0x7F) == 0x7F] = np.nan
-    return v
-
-
-_E4M3 = _e4m3_table()
 
 
 def decode(bits: np.ndarray, elem: str) -> np.ndarray:
@@ -54,10 +41,8 @@ def decode(bits: np.ndarray, elem: str) -> np.ndarray:
         return bits.astype(np.uint32).view(np.float32).astype(np.float64)
     if elem == "f64":
         return bits.view(np.float64).copy()
-    if elem == "e4m3":
-        return _E4M3[bits.astype(np.int64)]
-    if elem == "e5m2":
-        return (bits << np.uint64(8)).astype(np.uint16).view(np.float16).astype(np.float64)
+    if elem in ("e4m3", "e5m2"):
+        return narrow.decode(bits, elem)          # §5.2.5.1 (the cvt's decoder: one source)
     width = {"s32": 32, "s8": 8, "u8": 8, "s4": 4, "u4": 4, "b1": 1}[elem]
     v = bits.astype(np.int64)
     if elem.startswith("s"):
