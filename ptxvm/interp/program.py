@@ -19,7 +19,7 @@ from ..ir import nodes as ir
 from ..ir.sregs import lookup_special
 from ..ir.types import ScalarType, StateSpace
 from .lanevalues import Affine, extend as extend_affine
-from ..machine.addressmap import PARAM_BASE
+from ..machine.addressmap import LOCAL_BASE, PARAM_BASE, SHARED_BASE
 from ..machine.symbols import Symbols
 from .state import FLOAT, SINT, UINT, Batch, storage_dtype
 
@@ -446,8 +446,15 @@ def frame_offset(ctx: CompileContext, name: str) -> int | None:
 
 
 def symbol_address(ctx: CompileContext, name: str, ins: ir.Instruction, space: str | None = None) -> int:
-    """The address of a named variable in its own state space (or ``space`` if given)."""
+    """The address of a named variable in its own state space; for ``space`` "generic" (a generic
+    `ld [var]`), its generic address: the window's base plus that for .shared/.local/.param."""
     s = ctx.symbols
+    base = {"shared": SHARED_BASE, "local": LOCAL_BASE}
+    if space == "generic":
+        space_of = ("shared" if name in s.shared else "local" if name in s.local
+                    or name in s.local_frames.get(ctx.kernel.name, {}) else None)
+        if space_of is not None and name not in s.params:
+            return base[space_of] + symbol_address(ctx, name, ins)
     kernel_local = s.local_frames.get(ctx.kernel.name, {}).get(name)
     if kernel_local is not None and ctx.function is ctx.kernel:
         return kernel_local
@@ -474,6 +481,7 @@ def address(ctx: CompileContext, a: ir.Address, space: str, ins: ir.Instruction)
     if isinstance(a.base, ir.Symbol):
         frame = frame_offset(ctx, a.base.name)
         if frame is not None:
+            frame += LOCAL_BASE if space == "generic" else 0
             return lambda b, lanes: b.take(b.fp, lanes).astype(np.uint64) + np.uint64(frame) + off
         base = np.uint64(symbol_address(ctx, a.base.name, ins, space))
         return lambda b, lanes: np.full(lanes.shape, base + off)

@@ -56,11 +56,12 @@ class CheckedMemory:
                 return I64(PARAM_BASE + lay.params[name] if space == "generic" else lay.params[name])
         if fl.param_buffer(name) is not None:
             raise fl.unsupported(ins, f"takes the address of the `.param` variable `{name}`")
+        # A generic `ld [var]` takes the variable's generic address: its window's base added.
         if name in lay.shared:
-            return I64(lay.shared[name])
+            return I64(lay.shared[name] + (SHARED_BASE if space == "generic" else 0))
         addr = self.frame_address(fl, name)
         if addr is not None:
-            return addr
+            return b.add(addr, I64(LOCAL_BASE)) if space == "generic" else addr
         if name in lay.local:
             raise fl.unsupported(ins, f"refers to the `.local` variable `{name}` outside its function")
         index = fl.ml.symbol_index(name)

@@ -34,7 +34,7 @@ def test_operand_form_on_the_emulator(case: F.Case, target: str) -> None:
     try:
         got = F.run(case, f"emu:{target}")
     except emu.EmulatorLimit as e:
-        if e.reason != "mubuf_scratch":      # gfx90a's .local: a documented emulator limit
-            raise
+        if e.reason not in ("mubuf_scratch", "aperture"):    # gfx90a's .local, generic LDS pointers:
+            raise                                             # documented emulator limits
         pytest.skip(f"emulator limit {e.reason}: {str(e)[:160]}")
     np.testing.assert_array_equal(got, case.expected())

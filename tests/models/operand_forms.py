@@ -289,6 +289,23 @@ CASES += [
          {}, {**{2 * t: t + 100 for t in range(32)}, **{2 * t + 1: t for t in range(32)}}, block=32),
 ]
 
+CASES += [
+    # A generic `ld`/`st [var]` of a .shared or .local variable is through its generic address
+    # (the one cvta gives): 9 stored and read back through each window.
+    Case("generic_symbol_operands", kernel("""
+  .shared .align 4 .u32 sh[4];
+  .local .align 4 .u32 lo[4];
+  .reg .u64 %rd1; .reg .u32 %r<4>;
+  ld.param.u64 %rd1, [out];
+  mov.u32 %r1, 9;
+  st.shared.u32 [sh+4], %r1;
+  ld.u32 %r2, [sh+4];
+  st.u32 [lo+8], %r1;
+  ld.local.u32 %r3, [lo+8];
+  st.global.v2.u32 [%rd1], {%r2, %r3};"""),
+         {}, {0: 9, 1: 9}),
+]
+
 BY_NAME = {c.name: c for c in CASES}
 
 # A 32-bit address that wraps to a place outside the window still faults, at the wrapped offset
