@@ -46,10 +46,16 @@ def _random(seed: int, index: int, attempt: int) -> Random:
 @cache
 def _machinery():
     """hypothesis's ConjectureData, BuildContext and a provider without local constants."""
-    from hypothesis.control import BuildContext
-    from hypothesis.internal.conjecture.choice import choice_permitted
-    from hypothesis.internal.conjecture.data import ConjectureData
-    from hypothesis.internal.conjecture.providers import GLOBAL_CONSTANTS, HypothesisProvider
+    import hypothesis
+    try:
+        from hypothesis.control import BuildContext
+        from hypothesis.internal.conjecture.choice import choice_permitted
+        from hypothesis.internal.conjecture.data import ConjectureData
+        from hypothesis.internal.conjecture.providers import GLOBAL_CONSTANTS, HypothesisProvider
+    except ImportError as e:
+        raise CampaignError(f"ptxvm fuzz draws kernels through hypothesis's internals as of hypothesis 6.170; "
+                            f"hypothesis {hypothesis.__version__} lacks them ({e}): pip install "
+                            "'hypothesis>=6.170'") from None
 
     permitted: dict = {}
 
