@@ -1,6 +1,7 @@
 """A campaign's results folder, written as results arrive:
 
-    campaign.json        the spec (a folder is resumed only by the same campaign)
+    campaign.json        the spec and its identity (a folder is resumed only by the same campaign,
+                         drawn by the same ptxvm and hypothesis versions)
     results.jsonl        one JSON object per kernel (case.CaseResult.record()), appended and flushed
     failures/ID.npz      the shrunk golden of every kernel that did not agree
     failures/ID.ptx      its PTX text (the minimal program)
@@ -24,6 +25,15 @@ from .spec import CampaignError, Spec
 RESULTS, CAMPAIGN, FAILURE_DIR = "results.jsonl", "campaign.json", "failures"
 
 
+def identity(spec: Spec) -> dict:
+    """What a folder may only be resumed with: the spec's identity and the generator's versions
+    (another ptxvm or hypothesis may draw other kernels for the same (seed, index))."""
+    import hypothesis
+
+    from .. import __version__
+    return {**spec.identity(), "generator": f"ptxvm {__version__}, hypothesis {hypothesis.__version__}"}
+
+
 class Results:
     def __init__(self, folder: Path, spec: Spec, *, resume: bool) -> None:
         self.folder, self.spec = Path(folder), spec
@@ -40,16 +50,18 @@ class Results:
                 raise CampaignError(f"{self.folder} already holds a campaign's results: pass --resume to "
                                     "continue it, or choose another --results folder")
             try:
-                old = Spec.from_json(meta.read_text(encoding="utf-8"))
+                old = json.loads(meta.read_text(encoding="utf-8"))["identity"]
             except (OSError, ValueError, KeyError, TypeError) as e:
                 raise CampaignError(f"{meta}: not a campaign description ({e})") from None
-            if old.identity() != self.spec.identity():
-                diff = {k: (v, self.spec.identity()[k]) for k, v in old.identity().items()
-                        if self.spec.identity()[k] != v}
-                raise CampaignError(f"{self.folder} holds another campaign; --resume needs the same "
-                                    f"options: {', '.join(f'{k} was {a!r}, now {b!r}' for k, (a, b) in diff.items())}")
+            now = identity(self.spec)
+            if old != now:
+                diff = {k: (old.get(k), v) for k, v in now.items() if old.get(k) != v}
+                raise CampaignError(f"{self.folder} holds another campaign; --resume needs the same options "
+                                    "and generator: " + ", ".join(f"{k} was {a!r}, now {b!r}"
+                                                                  for k, (a, b) in diff.items()))
             self._load(lines)
-        meta.write_text(self.spec.to_json() + "\n", encoding="utf-8")
+        meta.write_text(json.dumps({"identity": identity(self.spec), "spec": json.loads(self.spec.to_json())},
+                                   indent=1, sort_keys=True) + "\n", encoding="utf-8")
 
     def _load(self, path: Path) -> None:
         if not path.exists():
