@@ -114,26 +114,31 @@ def draw(spec: Spec, index: int) -> Drawn:
 
 def features_of(chunks) -> set[str]:
     """Chunk kinds (class names, lower case) and opcodes (first dotted part) in ``chunks``,
-    nested bodies included."""
+    nested bodies included. An ``approx`` chunk's instruction counts as its opcode, not as an
+    ``inst``; a ``partialwarp``'s warp operation counts as a ``warp`` too."""
+    from ..testing.ptxgen.isa import Variant
+    from ..testing.ptxgen.program import Imm
     out: set[str] = set()
 
-    def walk(c) -> None:
+    def walk(c, inner: bool = False) -> None:
         if isinstance(c, tuple):
             for x in c:
                 walk(x)
             return
-        if not is_dataclass(c):
+        if not is_dataclass(c) or isinstance(c, (Variant, Imm)):
             return
-        out.add(type(c).__name__.lower())
+        kind = type(c).__name__.lower()
+        if not inner:
+            out.add(kind)
         variant = getattr(c, "variant", None)
-        if variant is not None:
+        if isinstance(variant, Variant):
             out.add(variant.opcode.split(".")[0])
         op = getattr(c, "op", None)
-        if isinstance(op, str) and type(c).__name__ in ("Warp", "Barrier", "Special"):
-            out.add(op.split(".")[0])
+        if isinstance(op, str) and kind in ("warp", "barrier", "special") and op[:1].isalpha():
+            out.add(op.split(".")[0])          # special registers (%laneid...) are not opcodes
         for fld in fields(c):
             v = getattr(c, fld.name)
             if isinstance(v, tuple) or is_dataclass(v):
-                walk(v)
+                walk(v, inner=kind == "approx")
     walk(chunks)
     return out

@@ -24,7 +24,8 @@ results arrive; --resume continues a campaign from it.
 features (comma-separated): calls (draw calls of generated .funcs), known-bugs (also the
 forms the interpreter is known to get wrong), +NAME / -NAME (every kernel has / has no
 chunk kind or opcode NAME: inst approx carry mem atomic special if loop switch exchange
-warp partialwarp barrier call, or an opcode such as cvt, shfl, vote, bar)
+warp partialwarp barrier call, or an opcode such as cvt, shfl, vote, bar; warp operations
+by the generator's names: shfl vote match redux activemask barwarp)
 
 examples:
   ptxvm fuzz --count 200 --seed 1 --results fz                  all local CPUs
