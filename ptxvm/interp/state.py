@@ -50,6 +50,13 @@ class BadCall(StackFault):
         self.address = address
 
 
+def window_stride(nbytes: int) -> int:
+    """Bytes between neighbouring CTAs' shared (threads' local) windows in the flat arrays: a
+    multiple of 16, so an aligned access of up to 16 bytes is one element of ``view(dtype)``
+    (an odd-sized -G frame once shifted odd threads' words: ``idx // n`` rounded down)."""
+    return (max(nbytes, 16) + 15) // 16 * 16
+
+
 @dataclass
 class Batch:
     """CTAs ``first_cta .. first_cta + n_ctas - 1`` (linear CTA ids) of one launch."""
@@ -72,8 +79,8 @@ class Batch:
         tpc = self.geometry.threads_per_cta
         self.n = n = self.n_ctas * tpc
         self.all = np.arange(n, dtype=np.int64)
-        self.shared = np.zeros(self.n_ctas * max(self.shared_bytes, 16), dtype=np.uint8)
-        self.local = np.zeros(n * max(self.local_bytes, 16), dtype=np.uint8) if self.local_bytes else \
+        self.shared = np.zeros(self.n_ctas * window_stride(self.shared_bytes), dtype=np.uint8)
+        self.local = np.zeros(n * window_stride(self.local_bytes), dtype=np.uint8) if self.local_bytes else \
             np.zeros(16, dtype=np.uint8)
         self.exited = np.zeros(n, dtype=bool)
         self.waiting = np.zeros(n, dtype=bool)
@@ -197,7 +204,7 @@ class Batch:
         new = (new + 15) // 16 * 16
         grown = np.zeros((self.n, new), dtype=np.uint8)
         if old:
-            grown[:, :old] = self.local.reshape(self.n, max(old, 16))[:, :old]
+            grown[:, :old] = self.local.reshape(self.n, window_stride(old))[:, :old]
         self.local = grown.reshape(-1)
         self.local_bytes = new
 
@@ -313,10 +320,10 @@ class Batch:
     def _window(self, space: str, addr: np.ndarray, n: int, lanes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         if space == "shared":
             off = window_offsets(addr, n, self.shared_bytes, space)
-            return self.shared, self.take(self.cta_slot, lanes) * max(self.shared_bytes, 16) + off
+            return self.shared, self.take(self.cta_slot, lanes) * window_stride(self.shared_bytes) + off
         if space == "local":
             off = window_offsets(addr, n, self.local_bytes, space)
-            return self.local, lanes.astype(np.int64) * max(self.local_bytes, 16) + off
+            return self.local, lanes.astype(np.int64) * window_stride(self.local_bytes) + off
         if space == "param":
             off = window_offsets(addr, n, self.params.size, space)
             return self.params, off

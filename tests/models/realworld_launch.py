@@ -26,11 +26,6 @@ VARIANTS = ("sm90", "sm80-lineinfo", "sm80-G")      # besides sm80
 NO_DEBUG_BUILD = ("cub_device", "thrust_algos")
 I32, U32 = np.int32, np.uint32
 # The interpreter bug the -G builds show (the cpu executor runs those kernels right)
-ODD_FRAME = ("interpreter bug: a callee's .local frame of a size not a multiple of 4 (-G code: "
-             "by-value 1-3 byte structs) corrupts 4-byte accesses to the caller's frame in lanes "
-             "t % 4 != 0; repro tests/data/realworld_repros/interp_odd_local_frame.ptx")
-
-
 @cache
 def module(stem: str, variant: str = "sm80") -> ptxvm.Module:
     with warnings.catch_warnings():

@@ -15,6 +15,7 @@ import numpy as np
 
 from ...machine.addressmap import PARAM_LIMIT, SHARED_BASE, SHARED_LIMIT
 from ..lanevalues import Affine, linear_stride
+from ..state import window_stride
 
 _M64 = 1 << 64
 
@@ -57,7 +58,7 @@ def _shared_region(b, space: str, af: Affine, total: int, stores: bool):
         return None
     step = _signed64(af.a)
     tpc = b.geometry.threads_per_cta
-    window = max(b.shared_bytes, 16)
+    window = window_stride(b.shared_bytes)
     if step < (total if stores else 0) or c % total or step % total or window % total:
         return None
     if c + step * (tpc - 1) + total > b.shared_bytes:
