@@ -86,6 +86,11 @@ class CompileContext:
 
     # registers --------------------------------------------------------
     def declare(self, d: ir.VarDecl) -> None:
+        if d.space is StateSpace.REG and d.type.bits > 64:
+            # Registers are numpy lanes of at most 64 bits here (the host JIT has .b128).
+            raise UnsupportedError(f"`{d.name}` is a .{d.type.value} register, which the interpreter does not "
+                                   "hold yet", filename=d.span.filename, line=d.span.line or None,
+                                   column=d.span.column or None)
         depth = len(self.scopes) - 1
         key = self.prefix + (d.name if depth == 0 else f"{d.name}@{next(self.fresh)}")
         if d.space is StateSpace.PARAM:

@@ -18,7 +18,7 @@ MISSING = emu.why_unavailable()
 
 @pytest.mark.lld
 @pytest.mark.parametrize("target", TARGETS)
-@pytest.mark.parametrize("case", F.CASES, ids=[c.name for c in F.CASES])
+@pytest.mark.parametrize("case", [*F.CASES, F.B128], ids=[c.name for c in (*F.CASES, F.B128)])
 def test_operand_form_translates(case: F.Case, target: str) -> None:
     obj = ptxvm.compile(case.ptx, target=target)
     assert obj.kernels == ["k"]
@@ -29,7 +29,7 @@ def test_operand_form_translates(case: F.Case, target: str) -> None:
 @pytest.mark.lld
 @pytest.mark.skipif(MISSING is not None, reason=f"emu executors unavailable: {MISSING}")
 @pytest.mark.parametrize("target", ["gfx90a", "gfx1100"])
-@pytest.mark.parametrize("case", F.CASES, ids=[c.name for c in F.CASES])
+@pytest.mark.parametrize("case", [*F.CASES, F.B128], ids=[c.name for c in (*F.CASES, F.B128)])
 def test_operand_form_on_the_emulator(case: F.Case, target: str) -> None:
     try:
         got = F.run(case, f"emu:{target}")

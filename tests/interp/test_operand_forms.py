@@ -20,6 +20,11 @@ def test_operand_form(case: F.Case) -> None:
     np.testing.assert_array_equal(F.run(case, DEVICE), case.expected())
 
 
+def test_b128_register_is_refused_with_its_location() -> None:
+    with pytest.raises(UnsupportedError, match=r"vector_b128_pack\.ptx:7:48: error: `q` is a \.b128 register"):
+        F.run(F.B128, DEVICE)
+
+
 def test_wrapped_address_outside_the_window_faults_at_the_wrapped_offset() -> None:
     k = ptxvm.Module(F.WRAP_FAULT, "wrap_fault.ptx")["k"]
     with pytest.raises(KernelFault) as e:

@@ -20,6 +20,10 @@ def test_operand_form(case: F.Case) -> None:
     np.testing.assert_array_equal(F.run(case, DEVICE), case.expected())
 
 
+def test_vector_through_a_b128_register() -> None:
+    np.testing.assert_array_equal(F.run(F.B128, DEVICE), F.B128.expected())
+
+
 def test_wrapped_address_outside_the_window_faults_at_the_wrapped_offset() -> None:
     k = ptxvm.Module(F.WRAP_FAULT, "wrap_fault.ptx")["k"]
     with pytest.raises(KernelFault) as e:

@@ -308,6 +308,17 @@ CASES += [
 
 BY_NAME = {c.name: c for c in CASES}
 
+# A .v4 .u32 vector packed into a .b128 register and unpacked into a .v2 .u64 one (element 0 in
+# the low bits both ways): the words come back in order. The interpreter holds no .b128 register.
+B128 = Case("vector_b128_pack", kernel("""
+  .reg .v4 .u32 v; .reg .v2 .u64 w; .reg .b128 q; .reg .u64 p;
+  ld.param.u64 p, [out];
+  ld.global.v4.u32 v, [p];
+  mov.b128 q, v;
+  mov.b128 w, q;
+  st.global.v2.u64 [p+16], w;""").replace(".version 8.0\n.target sm_80", ".version 8.3\n.target sm_90"),
+            {0: 1, 1: 2, 2: 3, 3: 4}, {4: 1, 5: 2, 6: 3, 7: 4}, sm="sm_90")
+
 # A 32-bit address that wraps to a place outside the window still faults, at the wrapped offset
 # (2^32 - 132 here: %r4 = sh - 200, +68), not at 2^32 + that as a 64-bit sum would give.
 WRAP_FAULT = kernel("""
