@@ -130,9 +130,11 @@ class CodeObject:
         return out
 
     def metadata_json(self) -> str:
-        return json.dumps({"target": self.target.name, "amdhsa.target": self.note.get("amdhsa.target"),
-                           "code_object_version": self.target.code_object_version,
-                           "kernels": self.metadata}, indent=2, sort_keys=False)
+        out = {"target": self.target.name, "amdhsa.target": self.note.get("amdhsa.target"),
+               "code_object_version": self.target.code_object_version, "kernels": self.metadata}
+        if self.note.get("amdhsa.printf"):
+            out["printf"] = self.note["amdhsa.printf"]      # the formats a printf buffer's ids name
+        return json.dumps(out, indent=2, sort_keys=False)
 
     def __repr__(self) -> str:
         return f"<CodeObject {self.target.name}: {len(self.hsaco)} bytes, kernels {', '.join(self.kernels)}>"

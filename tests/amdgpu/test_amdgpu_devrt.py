@@ -12,6 +12,7 @@ from make_devrt.py), counted_barriers.ptx (hand-written).
 from __future__ import annotations
 
 import io
+import json
 import warnings
 from functools import cache
 from importlib.util import find_spec
@@ -77,6 +78,7 @@ def test_printf_formats_are_in_the_metadata_with_their_argument_sizes():
     assert by_text[PRINTF_TEXT][1] == PRINTF_SIZES
     assert by_text["no arguments\n"][1] == []
     assert sorted(table) == list(range(1, len(table) + 1))       # ids 1..n, each format once
+    assert json.loads(obj.metadata_json())["printf"] == obj.note["amdhsa.printf"]
     # code object v5: the printf buffer is the implicit argument at offset 72
     assert hidden(obj.metadata[PRINTF], "hidden_printf_buffer") == 72
 
