@@ -86,11 +86,6 @@ class CompileContext:
 
     # registers --------------------------------------------------------
     def declare(self, d: ir.VarDecl) -> None:
-        if d.space is StateSpace.REG and d.type.bits > 64:
-            # Registers are numpy lanes of at most 64 bits here (the host JIT has .b128).
-            raise UnsupportedError(f"`{d.name}` is a .{d.type.value} register, which the interpreter does not "
-                                   "hold yet", filename=d.span.filename, line=d.span.line or None,
-                                   column=d.span.column or None)
         depth = len(self.scopes) - 1
         key = self.prefix + (d.name if depth == 0 else f"{d.name}@{next(self.fresh)}")
         if d.space is StateSpace.PARAM:
@@ -210,6 +205,7 @@ def reader(ctx: CompileContext, op: ir.Operand, t: ScalarType, ins: ir.Instructi
         hit = ctx.register(op)
         if hit is not None:
             key, rt = hit
+            _held(ctx, op, rt, ins)
             rbits = 1 if rt is ScalarType.PRED else max(rt.bits, 8)
             if t is ScalarType.PRED or rt is ScalarType.PRED:
                 return lambda b, lanes: b.take(b.read_reg(key, rt), lanes)
@@ -356,6 +352,7 @@ def writer(ctx: CompileContext, op: ir.Operand, t: ScalarType, ins: ir.Instructi
         if hit is None:
             raise ctx.unsupported(ins, f"writes `{op}`, which is not a declared register")
         key, rt = hit
+        _held(ctx, op, rt, ins)
         if rt is ScalarType.PRED or t is ScalarType.PRED:
             def write_pred(b, lanes, v, key=key, rt=rt):
                 b.assign(key, rt, lanes, v)
@@ -377,6 +374,12 @@ def writer(ctx: CompileContext, op: ir.Operand, t: ScalarType, ins: ir.Instructi
                      (v if v.dtype.itemsize * 8 == rbits else v.astype(UINT[rbits])))
         return write
     raise ctx.unsupported(ins, f"operand `{op}` cannot be written")
+
+
+def _held(ctx: CompileContext, r: ir.Register, rt: ScalarType, ins: ir.Instruction) -> None:
+    """Registers are numpy lanes of at most 64 bits here (the host JIT and AMD have .b128)."""
+    if rt.bits > 64:
+        raise ctx.unsupported(ins, f"uses `{r}`, a .{rt.value} register, which the interpreter does not hold yet")
 
 
 def _special(ctx: CompileContext, r: ir.Register, t: ScalarType, ins: ir.Instruction) -> Reader:

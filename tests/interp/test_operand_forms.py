@@ -21,7 +21,8 @@ def test_operand_form(case: F.Case) -> None:
 
 
 def test_b128_register_is_refused_with_its_location() -> None:
-    with pytest.raises(UnsupportedError, match=r"vector_b128_pack\.ptx:7:48: error: `q` is a \.b128 register"):
+    want = r"vector_b128_pack\.ptx:10:3: error: `mov.b128` moves \.b128 values, which the interpreter"
+    with pytest.raises(UnsupportedError, match=want):
         F.run(F.B128, DEVICE)
 
 

@@ -71,6 +71,8 @@ def _pvar_check(ctx, ins, key: str, size: int, off: int, nbytes: int) -> None:
 @impl("ld", "ldu", "ld.global.nc")
 def _ld(ctx: CompileContext, ins: ir.Instruction):
     t = ins.types[0]
+    if t.bits > 64:
+        raise ctx.unsupported(ins, f"moves .{t.value} values, which the interpreter does not hold yet")
     space = space_of(ins)
     pv = pvar_of(ctx, space, ins.operands[1])
     if pv is not None:
@@ -133,6 +135,8 @@ def _ld(ctx: CompileContext, ins: ir.Instruction):
 @impl("st")
 def _st(ctx: CompileContext, ins: ir.Instruction):
     t = ins.types[0]
+    if t.bits > 64:
+        raise ctx.unsupported(ins, f"moves .{t.value} values, which the interpreter does not hold yet")
     space = space_of(ins)
     pv = pvar_of(ctx, space, ins.operands[0])
     if pv is not None:

@@ -22,6 +22,8 @@ def _prmt(ctx, ins):
 @impl("mov")
 def _mov(ctx: CompileContext, ins: ir.Instruction):
     t = ins.types[0]
+    if t.bits > 64:
+        raise ctx.unsupported(ins, f"moves .{t.value} values, which the interpreter does not hold yet")
     d, s = ins.operands[0], ins.operands[1]
     if isinstance(d, ir.Vector) or isinstance(s, ir.Vector):
         return _pack(ctx, ins, t, d, s), 0, -1
