@@ -24,4 +24,5 @@ def impl(*opcodes: str):
 def load_all() -> dict[str, Callable]:
     from . import (arith, async_copy, atomics, compare, control, convert, floating, integer,  # noqa: F401
                    logic, matrix, memory, move, sync, warp)  # (registration; the chapter files of lift.ops)
+    from . import texture, surface  # noqa: F401  (PTX ISA §9.7.10-11)
     return IMPLS
