@@ -17,6 +17,7 @@ import numpy as np
 
 from ..errors import LaunchError
 from ..ir.types import ScalarType
+from ..machine.textures import SurfaceObject, TextureObject
 from .arrays import Device, DeviceArray, host_array_problem, to_device
 
 # Largest finite value of each float `.param` type (PTX ISA §5.2.1: IEEE 754 binary16/32/64).
@@ -171,6 +172,8 @@ def _pack(dev: Device, p, a, where: dict[int, _Group]) -> bytes:
         return struct.pack("<Q", g.device.ptr + (g.offset(a) if len(g.members) > 1 else 0))
     if isinstance(a, DeviceArray):
         return _device_array(dev, p, t, a)
+    if isinstance(a, (TextureObject, SurfaceObject)):
+        return _object_handle(p, t, a)
     if t.kind == "f":
         return _float(p, t, a)
     return _int(p, t, a)
@@ -197,6 +200,13 @@ def _device_array(dev: Device, p, t: ScalarType, a: DeviceArray) -> bytes:
                           "with ptxvm.to_device(x) (or its data copied with copy_to_host())")
     a.check_live(f"argument `{p.name}`")
     return struct.pack("<Q", a.ptr)
+
+
+def _object_handle(p, t: ScalarType, a) -> bytes:
+    # cudaTextureObject_t / cudaSurfaceObject_t are 64-bit handles (machine.textures).
+    if t.bits != 64:
+        raise LaunchError(f"argument `{p.name}` is .{p.type}; a {type(a).__name__} is a 64-bit handle")
+    return struct.pack("<Q", a.handle)
 
 
 def _float(p, t: ScalarType, a) -> bytes:
