@@ -17,7 +17,7 @@ from ...machine.textures import CudaArray, SurfaceObject
 from ..program import CompileContext, reader, writer
 from ..state import UINT
 from . import impl
-from .texture import TextureFault, _geom, _handle_source, _unsup, objects
+from .texture import TextureFault, _geom, _handle_source, _unsup, array_query, objects
 
 # geometry -> (leading layer index, spatial axes)
 _SURF = {"1d": (False, 1), "2d": (False, 2), "3d": (False, 3), "a1d": (True, 1), "a2d": (True, 2)}
@@ -139,11 +139,39 @@ def _suq(ctx: CompileContext, ins: ir.Instruction):
     def run(b, lanes):
         out = np.zeros(lanes.size, dtype=np.uint32)
         for surf, sel in objects(b, ctx, ins, handle_r(b, lanes), lanes, SurfaceObject):
-            arr = surf.array
-            if q == "array_size":
-                out[sel] = arr.layers
-            else:
-                ext = tuple(arr.extent) + (1, 1)
-                out[sel] = ext[_SUQ[q]]
+            out[sel] = array_query(surf.array, q)
         d(b, lanes, out)
+    return run, 0, -1
+
+
+_RED = {"add": np.add, "min": np.minimum, "max": np.maximum, "and": np.bitwise_and, "or": np.bitwise_or}
+_RED_TYPES = {"u32": np.uint32, "s32": np.int32, "b32": np.uint32, "u64": np.uint64, "s64": np.int64,
+              "b64": np.uint64}
+
+
+@impl("sured")
+def _sured(ctx: CompileContext, ins: ir.Instruction):
+    """sured.b.op.geom.ctype.mode [a, b], c: an atomic read-modify-write of one element per thread
+    (threads on the same element all apply, in any order: the operations commute)."""
+    geom = _geom(ins, _SURF)
+    op = next((m for m in ins.modifiers if m in _RED), None)
+    t = ins.types[0]
+    if not ins.has("b") or op is None or t.value not in _RED_TYPES:
+        raise _unsup(ins, "is a form the interpreter does not execute (it runs sured.b with "
+                          ".add/.min/.max/.and/.or on 32/64-bit integers)")
+    a = ins.operands[0]
+    handle_r = _handle_source(ctx, ins, a)
+    layer_r, coord_rs = _coord_readers(ctx, ins, a, geom)
+    src = reader(ctx, ins.operands[1], t, ins)
+    mode, nt, nbytes, fn = _mode(ins), _RED_TYPES[t.value], t.bits // 8, _RED[op]
+
+    def run(b, lanes):
+        vals = src(b, lanes).view(nt) if src(b, lanes).dtype.itemsize == nbytes else src(b, lanes).astype(nt)
+        plans = [(sel,) + _place(b, lanes, sel, surf.array, layer_r, coord_rs, nbytes, mode, ins)
+                 for surf, sel in objects(b, ctx, ins, handle_r(b, lanes), lanes, SurfaceObject)]
+        for sel, rows, (lay, z, y, x), ok in plans:
+            for v, l_, z_, y_, x_, k in zip(vals[sel], lay, z, y, x, ok):
+                if k:
+                    cell = rows[l_, z_, y_, x_:x_ + nbytes].view(nt)
+                    cell[0] = fn(cell[0], v)
     return run, 0, -1

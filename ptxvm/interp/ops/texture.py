@@ -15,7 +15,7 @@ from ...ir.types import ScalarType
 from ...machine import texfetch
 from ...machine.textures import CudaArray, SurfaceObject, TextureObject, lookup
 from ..program import CompileContext, reader, writer
-from ..state import UINT, StackFault
+from ..state import StackFault
 from . import impl
 
 F32 = np.float32
@@ -23,7 +23,6 @@ F32 = np.float32
 # Coordinate vector layout per geometry: (has a leading layer index, spatial axes, vector size).
 _GEOMS = {"1d": (False, 1), "2d": (False, 2), "3d": (False, 3), "a1d": (True, 1), "a2d": (True, 2),
           "cube": (False, 3), "acube": (True, 3)}
-_SURF_GEOMS = ("1d", "2d", "3d", "a1d", "a2d")
 
 
 class TextureFault(StackFault):
@@ -218,3 +217,64 @@ def _tex(ctx: CompileContext, ins: ir.Instruction):
 
 
 __all__ = ["TextureFault", "objects"]
+
+
+_COMPONENTS = {"r": 0, "g": 1, "b": 2, "a": 3}
+
+
+@impl("tld4")
+def _tld4(ctx: CompileContext, ins: ir.Instruction):
+    geom = _geom(ins, {"2d": 0, "a2d": 0})
+    comp = next((_COMPONENTS[m] for m in ins.modifiers if m in _COMPONENTS), None)
+    dtype = ins.types[0]
+    if comp is None or len(ins.operands) != 2 or dtype.value not in ("f32", "s32", "u32"):
+        raise _unsup(ins, "has a form the interpreter does not execute (offset/depth operands, no .comp)")
+    addr = ins.operands[1]
+    handle_r = _handle_source(ctx, ins, addr)
+    layer_r, coord_rs = _coords(ctx, ins, addr, 2, geom == "a2d", ScalarType.F32)
+    ws, pred = _dest(ctx, ins, dtype)
+
+    def run(b, lanes):
+        handles = handle_r(b, lanes)
+        result = np.zeros((lanes.size, 4), dtype=np.int64 if dtype.kind != "f" else F32)
+        spatial = [r(b, lanes) for r in coord_rs]
+        for tex, sel in objects(b, ctx, ins, handles, lanes, TextureObject):
+            lane0 = int(lanes[sel][0])
+            _check_format(tex, dtype, ins, lane0)
+            if tex.array.cubemap or tex.array.linear or len(tex.array.extent) != 2:
+                raise TextureFault(lane0, f"`{ins.full_opcode}` gathers from {tex.array!r}, not a 2D array")
+            layer = _layers(tex.array, layer_r, b, lanes, sel, False, ins)
+            result[sel] = texfetch.gather4(tex, [s[sel].view(F32) for s in spatial], layer, comp)
+        _store_result(ws, dtype, b, lanes, result)
+        if pred is not None:
+            pred(b, lanes, np.ones(lanes.shape, dtype=bool))
+    return run, 0, -1
+
+
+# txq attributes the interpreter reports: extents (0 for an axis the array lacks, as
+# cudaArrayGetInfo's extent has it) and the layer count.
+_TXQ = {"width": 0, "height": 1, "depth": 2}
+
+
+def array_query(arr: CudaArray, q: str) -> int:
+    if q == "array_size":
+        return arr.layers
+    ext = tuple(arr.extent) + (0, 0)
+    return int(ext[_TXQ[q]])
+
+
+@impl("txq")
+def _txq(ctx: CompileContext, ins: ir.Instruction):
+    q = next((m for m in ins.modifiers if m in _TXQ or m == "array_size"), None)
+    if q is None or ins.has("level") or len(ins.operands) != 2:
+        raise _unsup(ins, "queries an attribute the interpreter does not report yet "
+                          "(it reports .width, .height, .depth, .array_size)")
+    d = writer(ctx, ins.operands[0], ScalarType.B32, ins)
+    handle_r = _handle_source(ctx, ins, ins.operands[1])
+
+    def run(b, lanes):
+        out = np.zeros(lanes.size, dtype=np.uint32)
+        for tex, sel in objects(b, ctx, ins, handle_r(b, lanes), lanes, TextureObject):
+            out[sel] = array_query(tex.array, q)
+        d(b, lanes, out)
+    return run, 0, -1
