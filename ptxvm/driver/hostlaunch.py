@@ -5,7 +5,7 @@ copying results back. An executor here supplies only how to prepare a program an
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -47,6 +47,8 @@ def launch_on_host(request: LaunchRequest, backend: HostBackend) -> LaunchStats:
             runtime = cdp.DeviceRuntime.for_module(dev.memory, ir_module, dev.image(kernel.module).functions) \
                 if cdp.uses_device_runtime(ir_module) else None
             env, workspace = cooperative.environment(dev.memory, ir_module, request.cooperative, runtime)
+            if getattr(kernel.module, "textures", None):     # bound .texref/.surfref (bind_texture)
+                env = replace(env, textures=tuple(kernel.module.textures.items()))
             max_steps = request.max_steps or limits.current().steps_per_thread
             try:
                 backend.run(program, Geometry(request.grid, request.block), dev.memory, params,

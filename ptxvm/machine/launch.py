@@ -51,6 +51,8 @@ class Environment:
     cooperative: bool = False
     trap_hint: str = ""
     runtime: object | None = None
+    # Texture/surface references bound with Module.bind_texture: (name, TextureObject/SurfaceObject).
+    textures: tuple = ()
 
 
 PLAIN = Environment()
