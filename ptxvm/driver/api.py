@@ -86,6 +86,7 @@ class Module:
         text = ptx if isinstance(ptx, str) else ptx.decode("utf-8", "replace")
         check_resources(self.ir, text.split("\n"))
         self._programs: dict[tuple, object] = {}
+        self.textures: dict[str, object] = {}        # bound .texref/.surfref (bind_texture)
 
     @classmethod
     def from_file(cls, path) -> "Module":
@@ -113,6 +114,25 @@ class Module:
         raise LaunchError(f"no kernel named `{name}` in {where} (kernels: {known})")
 
     __getitem__ = get_function
+
+    def bind_texture(self, name: str, obj, **texture_desc) -> None:
+        """Bind the module's texture or surface reference ``name`` (a ``.texref``/``.surfref``
+        global; cudaBindTextureToArray): to a TextureObject/SurfaceObject, or to a resource (a
+        CudaArray or numpy array) with TextureObject's keyword arguments (address_mode=...)."""
+        from ..ir.types import ScalarType
+        from ..machine.textures import SurfaceObject, TextureObject
+        decl = self.ir.globals.get(name)
+        kinds = {ScalarType.TEXREF: TextureObject, ScalarType.SURFREF: SurfaceObject}
+        if decl is None or decl.type not in kinds:
+            refs = [n for n, d in self.ir.globals.items() if d.type in kinds] or ["none"]
+            raise LaunchError(f"bind_texture: `{name}` is not a .texref/.surfref of "
+                              f"{self.filename or 'this module'} (references: {', '.join(refs)})")
+        want = kinds[decl.type]
+        if not isinstance(obj, (TextureObject, SurfaceObject)):
+            obj = want(obj, **texture_desc)
+        if not isinstance(obj, want):
+            raise LaunchError(f"bind_texture: `{name}` is a .{decl.type.value}; got a {type(obj).__name__}")
+        self.textures[name] = obj
 
     def get_global(self, name: str, dtype=None, device: Device | None = None) -> DeviceArray:
         """A module-scope ``.global`` or ``.const`` variable as a DeviceArray over its memory
