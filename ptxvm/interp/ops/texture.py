@@ -60,8 +60,7 @@ def _handle_source(ctx: CompileContext, ins: ir.Instruction, a: ir.Address):
 
 
 def _reference(b, name: str, lanes) -> int:
-    bound = getattr(b, "textures", None) or {}
-    obj = bound.get(name)
+    obj = dict(b.env.textures).get(name)
     if obj is None:
         raise TextureFault(int(lanes[0]), f"texture/surface reference `{name}` is not bound "
                                           "(Module.bind_texture(name, ...) before the launch)")
