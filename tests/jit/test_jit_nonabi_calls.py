@@ -43,7 +43,7 @@ def test_edge_inputs_agree_with_the_interpreter(name):
 
 # What both executors refuse of what ptxas accepts, and why (the message must say so).
 REASONS = {
-    "vector": ("vector register", "vector register"),     # (the lifter's words, the interpreter's words)
+    # (the lifter's words, the interpreter's words); ptxvm/ir/call_args.py says why
     "float immediate for a 16-bit formal": ("passes 0 whatever its value",) * 2,
 }
 
