@@ -47,6 +47,9 @@ LIMITS = {
                      "kernels (a permute accesses no memory, so it cannot fault on a GPU)",
     "f64_atomic_return": "emulator bug: a returning GLOBAL_ATOMIC_ADD_F64 (CDNA) stores the sum but returns "
                          "garbage (an address-like value) instead of the old value (RETURN_DATA = tmp in the ISA)",
+    "ds_d16": "emulator bug: the LDS half-register loads (DS_LOAD_U8_D16 / _I8_D16 / _U16_D16 and _HI, CDNA "
+              "DS_READ_*_D16) write the whole 32-bit VGPR; the ISA writes RETURN_DATA[15:0] (or [31:16]) and "
+              "preserves the other half, where LLVM keeps a second 16-bit PTX register",
     "approx_range": "sin/cos.approx of an argument outside [-pi, pi]: the PTX ISA gives its 2^-20.5 absolute "
                     "bound only inside that range (the fuzzer's comparison applies it everywhere)",
     "not_translated": "the translator refuses the module (UnsupportedError: a device-side launch, a special "
@@ -180,7 +183,8 @@ def explains_mismatch(module, kernel_name: str, want: np.ndarray, got: np.ndarra
     """The known-wrong emulator result a mismatch is, or None, from the machine code ``asm`` (the
     code object's listing) and the PTX: 'u24_multiply' (the code has v_mul/v_mad *_u32_u24, which
     LLVM selects for a multiply of 24-bit-masked values, dropping the masks), 'bpermute_exec' (the
-    code has ds_bpermute/ds_permute, which the emulator lets write inactive lanes),
+    code has ds_bpermute/ds_permute, which the emulator lets write inactive lanes), 'ds_d16' (an
+    LDS load into half a VGPR, whose other half the emulator zeroes),
     'f64_atomic_return' (a returning global_atomic_add_f64), 'cas64' (a 64-bit
     compare-and-swap), 'f32_div_denormal' (the kernel divides in f32, div.rn / rcp.rn, and every
     differing f32 element is 0 where the interpreter has a denormal)."""
@@ -193,6 +197,8 @@ def explains_mismatch(module, kernel_name: str, want: np.ndarray, got: np.ndarra
         return "u24_multiply"
     if re.search(r"\bds_b?permute_b32\b", asm):
         return "bpermute_exec"
+    if re.search(r"\bds_(load|read)_[iu](8|16)_d16(_hi)?\b", asm):
+        return "ds_d16"
     if re.search(r"\bglobal_atomic_(add|min|max)_f64\b.*\bsc0\b", asm):
         return "f64_atomic_return"
     if re.search(r"_atomic_cmpswap_(x2|b64)\b", asm) or \
