@@ -71,3 +71,57 @@ def test_vector_add_on_the_gpu_equals_numpy():
     c = np.zeros(n, np.float32)
     k(4, 256, (a, b, c, np.int32(n)), device="hip")
     assert np.array_equal(c, a + b)
+
+
+class _FakeRuntime(_FakeHip):
+    """_FakeHip plus hipRuntimeGetVersion (HIP_VERSION = major * 10^7 + minor * 10^5 + patch)."""
+
+    def hipRuntimeGetVersion(self, out):
+        ctypes.cast(out, ctypes.POINTER(ctypes.c_int))[0] = 60241134
+        return 0
+
+
+def test_device_info_names_the_gpu_arch_and_versions(monkeypatch, tmp_path):
+    monkeypatch.setenv("ROCM_PATH", str(tmp_path))
+    fake = _FakeRuntime(b"gfx90a:sramecc+:xnack-")
+    assert hip.device_info(fake) == {"gpu": "AMD Instinct MI210", "gcn_arch": "gfx90a:sramecc+:xnack-",
+                                     "hip_runtime": "6.2.41134", "rocm": "6.2.41134"}
+    (tmp_path / ".info").mkdir()
+    (tmp_path / ".info" / "version").write_text("6.2.4-120\n")
+    assert hip.device_info(fake)["rocm"] == "6.2.4-120"
+
+
+def test_a_recording_on_hip_carries_the_gpu_and_rocm_as_provenance(monkeypatch):
+    from ptxvm.testing import golden
+    info = {"gpu": "AMD Instinct MI210", "gcn_arch": "gfx90a:sramecc+:xnack-", "hip_runtime": "6.2.41134",
+            "rocm": "6.2.4-120"}
+    monkeypatch.setattr(hip, "device_info", lambda *a, **k: info)
+    p = golden.executor_provenance("hip")
+    assert {k: p[k] for k in info} == info and p["executor"] == "hip"
+    assert p["device"] == "AMD Instinct MI210 (gfx90a:sramecc+:xnack-), ROCm 6.2.4-120, through ptxvm hip"
+    assert "gpu" not in golden.executor_provenance("interp")
+
+
+def test_record_on_hip_without_rocm_is_one_line(capsys, tmp_path):
+    if executors.why_unavailable(executors.get("hip")) is None:
+        pytest.skip("a HIP runtime and an AMD GPU are here")
+    from ptxvm.cli import main
+    rc = main(["record", str(FIXTURES / "nvcc" / "sm80" / "elementwise.ptx"), "--kernel", "vector_add",
+               "--grid", "1", "--block", "32", "--arg", "f32[32]=arange", "--arg", "f32[32]=arange",
+               "--arg", "f32[32]=zeros", "--arg", "32", "--executor", "hip", "-o", str(tmp_path / "g.npz")])
+    err = capsys.readouterr().err.strip()
+    assert rc != 0 and "\n" not in err and err.startswith("ptxvm: error: --device hip is unavailable here: ")
+    assert not (tmp_path / "g.npz").exists()
+
+
+@pytest.mark.skipif(executors.why_unavailable(executors.get("hip")) is not None, reason="no HIP runtime or AMD GPU")
+def test_record_on_the_gpu_saves_its_name_and_rocm(tmp_path):
+    from ptxvm.testing import golden
+    n = 64
+    launch = golden.make_launch((FIXTURES / "nvcc" / "sm80" / "elementwise.ptx").read_text(), "vector_add", 1, n,
+                                [np.arange(n, dtype=np.float32), np.ones(n, np.float32), np.zeros(n, np.float32),
+                                 np.int32(n)])
+    g = golden.load_golden(golden.save_golden(golden.record(launch, "hip"), tmp_path / "g.npz"))
+    assert np.array_equal(g.outputs[2], np.arange(n, dtype=np.float32) + 1)
+    info = hip.device_info()
+    assert {k: g.provenance[k] for k in info} == info and info["gcn_arch"].startswith("gfx")

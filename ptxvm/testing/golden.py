@@ -222,7 +222,17 @@ def run(launch: Launch, executor: str, *, max_steps: int | None = None
     launch.module().get_function(launch.kernel)(launch.grid, launch.block, host, shared_mem=launch.shared_mem,
                                                 device=executor, max_steps=max_steps)
     outputs = [h if a.kind == "array" else None for a, h in zip(launch.args, host)]
-    return outputs, provenance("ptxvm", __version__, executor, f"ptxvm {executor} on {platform.machine()}")
+    return outputs, executor_provenance(executor)
+
+
+def executor_provenance(executor: str) -> dict[str, str]:
+    """Provenance of a run on a ptxvm executor; on ``hip`` the GPU's name, arch and ROCm version."""
+    if executor != "hip":
+        return provenance("ptxvm", __version__, executor, f"ptxvm {executor} on {platform.machine()}")
+    from ..driver.executors.hip import device_info
+    info = device_info()
+    device = f"{info['gpu']} ({info['gcn_arch']}), ROCm {info['rocm']}, through ptxvm hip"
+    return {**provenance("ptxvm", __version__, executor, device), **info}
 
 
 def execute(launch: Launch, executor: str, *, max_steps: int | None = None) -> list[np.ndarray | None]:

@@ -99,16 +99,44 @@ def _check(lib: ctypes.CDLL, err: int, what: str, kernel: str | None = None) -> 
     raise LaunchError(message)
 
 
-def gcn_arch_name(lib: ctypes.CDLL, device: int = 0) -> str:
-    """The device's ``gcnArchName`` (``gfx90a:sramecc+:xnack-``). hipDeviceProp_t's layout changes
-    between ROCm releases, so the field is found by its form in a generously sized buffer."""
+def _properties(lib: ctypes.CDLL, device: int) -> bytes:
     buf = ctypes.create_string_buffer(16384)
     fn = getattr(lib, "hipGetDevicePropertiesR0600", None) or lib.hipGetDeviceProperties
     _check(lib, fn(buf, device), "hipGetDeviceProperties")
-    m = re.search(rb"(gfx[0-9a-f]{3,4}(?::[a-z]+[+-])*)\x00", buf.raw)
+    return buf.raw
+
+
+def gcn_arch_name(lib: ctypes.CDLL, device: int = 0) -> str:
+    """The device's ``gcnArchName`` (``gfx90a:sramecc+:xnack-``). hipDeviceProp_t's layout changes
+    between ROCm releases, so the field is found by its form in a generously sized buffer."""
+    m = re.search(rb"(gfx[0-9a-f]{3,4}(?::[a-z]+[+-])*)\x00", _properties(lib, device))
     if m is None:
         raise LaunchError("device `hip`: hipGetDeviceProperties gave no gcnArchName (gfx...)")
     return m.group(1).decode()
+
+
+def _rocm_release() -> str | None:
+    """The installed ROCm release ($ROCM_PATH/.info/version, e.g. ``6.2.4-120``), when it says."""
+    for root in (os.environ.get("ROCM_PATH", ""), "/opt/rocm"):
+        f = Path(root, ".info", "version") if root else None
+        if f is not None and f.is_file():
+            text = f.read_text(errors="replace").strip()
+            return text.splitlines()[0] if text else None
+    return None
+
+
+def device_info(lib: ctypes.CDLL | None = None, device: int = 0) -> dict[str, str]:
+    """What a recording on ``hip`` names as its provenance: the GPU (hipDeviceProp_t.name, the
+    struct's first member in every ROCm layout), its gcnArchName, the HIP runtime's version
+    (hipRuntimeGetVersion: major * 10^7 + minor * 10^5 + patch) and the ROCm release."""
+    lib = lib or _lib()
+    raw = _properties(lib, device)
+    gpu = raw[:256].split(b"\0", 1)[0].decode(errors="replace").strip() or "unnamed AMD GPU"
+    v = ctypes.c_int(0)
+    _check(lib, lib.hipRuntimeGetVersion(ctypes.byref(v)), "hipRuntimeGetVersion")
+    hip_version = f"{v.value // 10_000_000}.{v.value // 100_000 % 100}.{v.value % 100_000}"
+    return {"gpu": gpu, "gcn_arch": gcn_arch_name(lib, device), "hip_runtime": hip_version,
+            "rocm": _rocm_release() or hip_version}
 
 
 def _target(lib: ctypes.CDLL) -> str:
