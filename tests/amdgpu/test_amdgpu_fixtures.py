@@ -28,15 +28,11 @@ CORPUS = sorted([*FIXTURES.glob("nvcc/sm80/*.ptx"), *FIXTURES.glob("numba/*.ptx"
 # file -> (what the error names, why): the same for every target.
 EXPECTED_UNSUPPORTED = {
     "nvcc/sm80/cdp.ptx": ("__cudaCDP2GetParameterBufferV2", "dynamic parallelism: HIP has no device-side kernel launch"),
-    "nvcc/sm80/mma_gemm.ptx": ("ldmatrix", "no LLVM lowering of ldmatrix/mma (tensor cores) yet"),
-    "nvcc/sm80/wmma_gemm.ptx": ("wmma.load", "no LLVM lowering of wmma (tensor cores) yet"),
     "nvcc/sm80/libcuxx_barrier.ptx": ("mbarrier.init", "no LLVM lowering of mbarrier (cuda::barrier) yet"),
     "nvcc/sm80/sync_primitives.ptx": ("mbarrier.init", "no LLVM lowering of mbarrier (cuda::barrier) yet; "
                                       "its counted `bar.sync 1, %r1` translates"),
-    "nvcc/sm80/tensor_core.ptx": ("wmma.load", "no LLVM lowering of wmma (tensor cores) yet"),
     "nvcc/sm80/texture_surface.ptx": ("tex.2d", "no LLVM lowering of textures yet"),
-    "triton/matmul_kernel_32x32x32.ptx": ("ldmatrix", "no LLVM lowering of ldmatrix yet"),
-    "triton/matmul_kernel_64x64x32.ptx": ("ldmatrix", "no LLVM lowering of ldmatrix yet (its cp.async is lowered)"),
+    "nvcc/sm80/imaging.ptx": ("tex.2d", "no LLVM lowering of textures yet"),
     "triton/matmul_kernel_64x64x32_sm90.ptx": ("wgmma.fence", "no LLVM lowering of wgmma (Hopper tensor cores)"),
 }
 
@@ -80,10 +76,21 @@ def test_one_nvcc_file_compiles_per_target(target):
     assert all(m["wavefront_size"] == load_target(target).wave_size for m in obj.metadata.values())
 
 
+# (file, target) -> why LLVM itself aborts (a CodegenError naming the crash, the host unharmed).
+LLVM_ABORTS = {
+    ("nvcc/sm80/tensor_core.ptx", "gfx1100"): "LLVM 22's gfx11 backend cannot print an instruction it selected "
+                                              "for the wmma f16/tf32 kernels (LLVM 19's llc compiles the same IR)",
+    ("nvcc/sm80/mma_gemm.ptx", "gfx1100"): "the same LLVM 22 gfx11 abort (ldmatrix + mma.sync f16 kernels)",
+}
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("target", available())
 @pytest.mark.parametrize("path", [p for p in CORPUS if _id(p) not in EXPECTED_UNSUPPORTED], ids=_id)
-def test_corpus_compiles_for_every_target(path, target):
+def test_corpus_compiles_for_every_target(path, target, request):
+    why = LLVM_ABORTS.get((_id(path), target))
+    if why is not None:
+        request.applymarker(pytest.mark.xfail(strict=True, raises=ptxvm.CodegenError, reason=why))
     module = _load(path)
     obj = ptxvm.compile(module, target=target)
     assert obj.kernels == list(module.kernels)
