@@ -146,6 +146,70 @@ def translation_times(files: list[tuple[Path, str]], repeat: int, gen_repeat: in
     return {"warmup_s": warmup, "rows": rows, "summary": summary}
 
 
+PHASES = ("parse", "lift", "ir_to_worker", "llvm_parse", "llvm_verify", "llvm_opt", "llvm_codegen", "link",
+          "check")
+
+
+def profile_file(path: Path, repeat: int) -> dict:
+    """Seconds per phase of ``ptxvm.compile(text, "gfx90a")`` (best of ``repeat`` per phase), the
+    same steps compile() runs, timed one by one: ptxvm parse, lift to LLVM IR, the worker's
+    parse/verify/optimise/codegen (its own clock) and what the round trip costs beyond them
+    (pickling the IR text and the object, pipes: ``ir_to_worker``), ld.lld, the code-object check."""
+    from ptxvm.amdgpu.codegen import Unlinked, link_unlinked
+    from ptxvm.amdgpu.lowering import lift_module
+    from ptxvm.amdgpu.targets import load_target
+    from ptxvm.backend.toolchain import compile_ir
+    from ptxvm.ir.resources import check_resources
+    from ptxvm.amdgpu import codegen
+    text = path.read_text(encoding="utf-8")
+    tgt = load_target("gfx90a")
+    best = {p: float("inf") for p in PHASES}
+    for _ in range(repeat):
+        got: dict[str, float] = {}
+        t = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            module = ptxvm.parse(text)
+        got["parse"] = time.perf_counter() - t
+        t = time.perf_counter()
+        check_resources(module)
+        ir = lift_module(module, tgt)
+        got["lift"] = time.perf_counter() - t
+        t = time.perf_counter()
+        res = compile_ir(ir, triple=tgt.triple, cpu=tgt.cpu, features=tgt.llvm_features, opt=3,
+                         emit=("obj",), later=("asm",))
+        wall = time.perf_counter() - t
+        ph = dict(res.phases)
+        for k in ("parse", "verify", "opt", "codegen"):
+            got[f"llvm_{k}"] = ph.get(k, 0.0)
+        got["ir_to_worker"] = wall - sum(ph.values())
+        t = time.perf_counter()
+        hsaco = codegen.link(res.obj)
+        got["link"] = time.perf_counter() - t
+        t = time.perf_counter()
+        link_unlinked(Unlinked(tgt, module, ir, res))       # links again (cache off) + checks
+        got["check"] = max(0.0, time.perf_counter() - t - got["link"])
+        assert hsaco
+        for k, v in got.items():
+            best[k] = min(best[k], v)
+    return {"input": path.name, "lines": text.count("\n"), "phases": best, "total_s": sum(best.values())}
+
+
+def print_profile(rows: list[dict]) -> None:
+    head = f"{'input':<28} " + " ".join(f"{p[:12]:>12}" for p in PHASES) + f" {'total':>8}"
+    print("Per-phase seconds of ptxvm.compile(text, 'gfx90a'), caches off, best of N per phase")
+    print(head)
+    print("-" * len(head))
+    sums = {p: 0.0 for p in PHASES}
+    for r in rows:
+        print(f"{r['input']:<28} " + " ".join(f"{r['phases'][p]:>12.4f}" for p in PHASES) + f" {r['total_s']:>8.3f}")
+        for p in PHASES:
+            sums[p] += r["phases"][p]
+    total = sum(sums.values()) or 1.0
+    print("-" * len(head))
+    print(f"{'share of the sum':<28} " + " ".join(f"{100 * sums[p] / total:>11.1f}%" for p in PHASES))
+
+
 # ------------------------------------------------------------------ 2. code quality
 
 def ensure_clang(install: bool) -> tuple[str | None, str]:
@@ -324,6 +388,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-install", dest="install", action="store_false", help="do not apt-get install clang-19")
     ap.add_argument("--no-quality", dest="quality", action="store_false", help="skip the code-quality table")
     ap.add_argument("--no-timing", dest="timing", action="store_false", help="skip the translation-time table")
+    ap.add_argument("--profile", action="store_true",
+                    help="only the per-phase breakdown (parse, lift, LLVM steps, link, check) of each file")
     args = ap.parse_args(argv)
     repeat = args.repeat or (1 if args.quick else 3)
     gen_repeat = 1 if not args.repeat else args.repeat
@@ -337,6 +403,28 @@ def main(argv: list[str] | None = None) -> int:
     os.environ["PTXVM_NO_CACHE"] = "1"                        # LLVM and the link really run
     os.environ["PTXVM_CACHE_DIR"] = str(tmp / "cache")        # and yours is untouched either way
     progress = not args.json
+    if args.profile:
+        try:
+            from ptxvm.backend import toolchain
+            toolchain.ping()
+            _ptxvm_compile((FIX / f"{QUICK_FILE}.ptx").read_text(), "gfx90a")
+            rows = []
+            for stem in stems:
+                try:
+                    rows.append(profile_file(FIX / f"{stem}.ptx", repeat))
+                except Exception as e:                      # noqa: BLE001 - reported, not hidden
+                    print(f"  {stem}.ptx: skipped: {_reason(e)[:120]}", file=sys.stderr)
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+            shutil.rmtree(tmp, ignore_errors=True)
+        print(json.dumps({"profile": rows}, indent=1) if args.json else "", end="")
+        if not args.json:
+            print_profile(rows)
+        return 0
     try:
         files = [(FIX / f"{s}.ptx", f"{s}.ptx") for s in stems]
         if lines:

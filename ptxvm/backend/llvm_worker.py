@@ -14,7 +14,8 @@ Our fd 1 is moved aside for the protocol and pointed at stderr, so nothing
 LLVM or Python prints can corrupt the stream. Requests:
 
 * ``{"op": "compile", "id", "ir", "triple", "cpu", "features", "opt", "emit",
-  "reloc", "codemodel"}`` -> ``{"ok": True, "obj", "asm", "ll", "seconds"}`` or
+  "reloc", "codemodel"}`` -> ``{"ok": True, "obj", "asm", "ll", "seconds", "phases"}`` (seconds
+  spent in parse, verify, opt, codegen) or
   ``{"ok": False, "kind": "parse"|"verify"|"target"|"internal", "message"}``;
   With ``"keep": True`` the optimised module (before code generation) is also kept, under the
   request's id, for one later ``emit_kept`` (the reply then says ``"kept": id``); only the
@@ -135,10 +136,12 @@ def compile_request(llvm: Any, req: dict) -> dict:
         module = llvm.parse_assembly(req["ir"], context=llvm.create_context())
     except RuntimeError as exc:
         return _error("parse", str(exc).removeprefix("LLVM IR parsing error").strip())
+    phases = {"parse": time.perf_counter() - start}
     try:
         module.verify()
     except RuntimeError as exc:
         return _error("verify", str(exc))
+    phases["verify"] = time.perf_counter() - start - phases["parse"]
     opt = req["opt"]
     try:
         tm = _target_machine(llvm, req["triple"], req["cpu"], req["features"], opt, req["reloc"], req["codemodel"])
@@ -155,7 +158,9 @@ def compile_request(llvm: Any, req: dict) -> dict:
     pto.loop_vectorization = opt >= 2
     pto.slp_vectorization = opt >= 2
     pb = llvm.create_pass_builder(tm, pto)
+    mark = time.perf_counter()
     pb.getModulePassManager().run(module, pb)
+    phases["opt"] = time.perf_counter() - mark
 
     emit = req["emit"]
     out: dict[str, Any] = {"ok": True, "obj": None, "asm": None, "ll": None}
@@ -164,8 +169,11 @@ def compile_request(llvm: Any, req: dict) -> dict:
         while len(_kept) > 1 and (len(_kept) > KEEP_MODULES or sum(k[2] for k in _kept.values()) > KEEP_IR_BYTES):
             del _kept[next(iter(_kept))]
         out["kept"] = req.get("id")
+    mark = time.perf_counter()
     out.update(_emit(tm, module, emit))
+    phases["codegen"] = time.perf_counter() - mark
     out["seconds"] = time.perf_counter() - start
+    out["phases"] = phases
     return out
 
 

@@ -70,6 +70,7 @@ class CompileResult:
     origin: str = "worker"        # "worker" | "memory" | "disk"
     log: str = ""
     later: _Later | None = None   # how to make the outputs deferred with ``later=`` (emit_later)
+    phases: tuple[tuple[str, float], ...] = ()   # the worker's seconds per step (parse, verify, opt, codegen)
 
     def _size(self) -> int:
         return sum(len(x) for x in (self.obj, self.asm, self.optimized_ir) if x is not None)
@@ -524,7 +525,8 @@ def compile_ir(llvm_ir: str, *, triple: str, cpu: str = "", features: str = "", 
     reply, log = _request({**request, "keep": bool(later_kinds)}, timeout)
     if not reply["ok"]:
         raise _reply_error(reply, log)
-    res = CompileResult(reply["obj"], reply["asm"], reply["ll"], float(reply["seconds"]), "worker", log)
+    res = CompileResult(reply["obj"], reply["asm"], reply["ll"], float(reply["seconds"]), "worker", log,
+                        phases=tuple(reply.get("phases", {}).items()))
     if caching:
         _write_disk(key, res)
         _MEMORY.put(key, _replace_origin(res, "memory"))
@@ -558,7 +560,7 @@ def emit_later(res: CompileResult, kind: str) -> str | bytes:
 
 
 def _replace_origin(res: CompileResult, origin: str, later: _Later | None = None) -> CompileResult:
-    return CompileResult(res.obj, res.asm, res.optimized_ir, res.seconds, origin, res.log, later)
+    return CompileResult(res.obj, res.asm, res.optimized_ir, res.seconds, origin, res.log, later, res.phases)
 
 
 _KIND_TEXT = {"parse": "LLVM could not parse the IR", "verify": "the LLVM IR failed verification",
