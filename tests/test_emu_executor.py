@@ -171,7 +171,11 @@ def _fuzz(n: int, targets=("gfx942", "gfx1100")):
     """Run ``n`` generated kernels on interp and each emu target. Every outcome is counted (agree,
     a documented limit by reason, a translator refusal); disagreements and unexplained errors are
     collected, printed with the kernel and how to rerun it, and fail the test at the end (the
-    shrunk ones found so far are the regression tests below)."""
+    shrunk ones found so far are the regression tests below). $EMU_FUZZ_TARGETS (comma-separated)
+    runs a subset of the targets (one process each: the draws do not depend on the target);
+    $EMU_FUZZ_LOG gets one line per kernel and target as the campaign goes (a long run's progress)."""
+    targets = tuple(os.environ.get("EMU_FUZZ_TARGETS", ",".join(targets)).split(","))
+    log = os.environ.get("EMU_FUZZ_LOG")
     from hypothesis import HealthCheck, given, settings
 
     from ptxvm.errors import UnsupportedError
@@ -216,7 +220,11 @@ def _fuzz(n: int, targets=("gfx942", "gfx1100")):
         ref = run_on(gk, "interp")
         module = ptxvm.Module(gk.ptx)
         for t in targets:
-            seen[t, one(gk, t, ref, module)] += 1
+            outcome = one(gk, t, ref, module)
+            seen[t, outcome] += 1
+            if log:
+                with open(log, "a") as f:
+                    f.write(f"{sum(seen.values())} emu:{t} {outcome}\n")
 
     campaign()
     print(f"fuzz {n} kernels: " + "; ".join(f"emu:{t} {k} x{c}" for (t, k), c in sorted(seen.items())))
