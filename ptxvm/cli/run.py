@@ -22,6 +22,9 @@ arguments (--arg, one per kernel parameter, in order):
   data.npy                   an array from a file;  data.npz:name  one entry of an .npz
   42   -3   1.5   0x10       a scalar, converted to the parameter's PTX type (range-checked)
   element types: f16 f32 f64 i8 i16 i32 i64 u8 u16 u32 u64
+  tex2d:f32[64,64]=random(seed=1),filter=linear,address=clamp   a texture object (also tex1d, tex3d,
+                             tex2dlayered, texcube; surf2d:u8[16,16]=zeros,channels=4 a surface;
+                             options: see ptxvm/cli/texarg.py)
 
 examples:
   ptxvm run tests/fixtures/nvcc/sm80/elementwise.ptx --kernel vector_add \\
@@ -232,6 +235,9 @@ def parse_arg(spec: str, index: int):
     """An argument spec -> numpy array or Python scalar."""
     import numpy as np
     s = spec.strip()
+    from . import texarg
+    if texarg.is_spec(s):            # tex2d:f32[64,64]=random(seed=1),filter=linear,...
+        return texarg.parse(spec, index)
     m = _GEN.match(s)
     if m:
         t, how, a = m["t"], m["how"], (m["a"] or "").strip()
@@ -321,6 +327,10 @@ def _check_value(at: str, p, v) -> None:
 
     from ..ir.types import ScalarType
     t = ScalarType(p.type)
+    if hasattr(v, "handle"):         # a texture/surface object (cli.texarg): a 64-bit handle
+        if t.bits != 64 or p.array:
+            raise ArgError(f"{at}: a texture or surface object is a 64-bit handle parameter")
+        return
     if p.array:
         if not isinstance(v, np.ndarray) or v.nbytes != p.size:
             raise ArgError(f"{at}: a by-value array parameter of {p.size} bytes; pass an .npy/.npz array "
@@ -438,6 +448,8 @@ def _run(args) -> int:
     stats = k(grid, block, values, shared_mem=shared, max_steps=args.max_steps, trace=trace, device=device,
               cooperative=args.cooperative)
     dt = time.perf_counter() - t
+    from .texarg import host_view
+    values = [host_view(v) if hasattr(v, "handle") else v for v in values]   # texels after the launch
     arrays = {f"arg{i}": v for i, v in enumerate(values) if isinstance(v, np.ndarray)}
     if args.json:
         _print_json(args, name, k, (grid, block, shared, device, measures_steps), stats, dt, values)
