@@ -26,7 +26,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     "passes": frozenset({"ir"}),
     "machine": frozenset({"ir", "passes"}),
     "interp": frozenset({"machine", "passes", "ir"}),
-    "lift": frozenset({"passes", "ir"}),
+    "lift": frozenset({"machine", "passes", "ir"}),      # machine: data tables only (fragment layouts)
     "backend": frozenset(),
     "jit": frozenset({"lift", "backend", "machine", "passes", "ir"}),
     "amdgpu": frozenset({"lift", "backend", "machine", "passes", "ir"}),

@@ -20,12 +20,12 @@ T_LOCAL = 56                     # ptr to this thread's local memory
 T_FAULT_ADDR, T_FAULT_KIND, T_FAULT_SIZE = 64, 72, 76
 T_LIMIT = 80                     # i64: steps at which the thread must stop (quantum or budget)
 T_IN = 88                        # i64: a result the scheduler hands back (mask, bar.red value)
-T_OUT = 96                       # 8 x i64: operands a thread publishes at a stop
-OUT_SLOTS = 8
-T_SP = 160                       # i64: top of this thread's local-memory call stack (an offset)
-T_STACK = 168                    # i64: stack bytes the thread's active `.func` frames use (the budget's count)
-T_FAULT_SPACE = 176              # i32: the state space (Space) a faulting access was checked in
-THREAD_HEADER = 192
+T_OUT = 96                       # 16 x i64: operands a thread publishes at a stop (an mma's A and B)
+OUT_SLOTS = 16
+T_SP = 224                       # i64: top of this thread's local-memory call stack (an offset)
+T_STACK = 232                    # i64: stack bytes the thread's active `.func` frames use (the budget's count)
+T_FAULT_SPACE = 240              # i32: the state space (Space) a faulting access was checked in
+THREAD_HEADER = 256
 # Call depth and stack size come from ptxvm.limits (call_depth, stack_per_thread), per launch.
 
 # CTA record

@@ -176,6 +176,20 @@ def local_window_full(need: int, available: int) -> str:
             f"the {available:,} bytes this launch provides (stack_per_thread)")
 
 
+MATRIX_OPS = frozenset({"mma", "wmma.mma", "wmma.load", "wmma.store", "ldmatrix", "stmatrix", "movmatrix"})
+
+
+def matrix_trap(ins: ir.Instruction) -> str:
+    """The trap of a warp-level matrix instruction whose warp broke its rules (a compiled target
+    checks them together; the interpreter names which)."""
+    rule = ("a row address that is not 16-byte aligned (or, generic, not in .shared)"
+            if ins.opcode in ("ldmatrix", "stmatrix")
+            else "an address or stride that differs between lanes" if ins.opcode.startswith("wmma.") and
+            ins.opcode != "wmma.mma" else None)
+    return (f"`{ins.full_opcode}` is warp-collective (.sync.aligned): not all 32 lanes of the warp executed it "
+            f"together" + (f", or a lane gave {rule}" if rule else "") + " (PTX ISA §9.7.14: undefined; a trap here)")
+
+
 def cp_async_too_big(ins: ir.Instruction) -> str:
     """The trap of a `cp.async` whose src-size is above its cp-size."""
     return (f"`cp.async` src-size is larger than its cp-size {ins.operands[2]} "

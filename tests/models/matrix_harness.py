@@ -12,7 +12,7 @@ import ptxvm
 
 from models import fragments as M
 
-EXECUTORS = ["interp"]
+EXECUTORS = ("interp", "cpu")
 
 HEADER = ".version 8.7\n.target sm_90\n.address_size 64\n"
 

@@ -62,11 +62,8 @@ def test_fused_softmax(on):
 
 
 @pytest.mark.parametrize("shape", [(32, 32, 32), (48, 40, 72)])
-def test_matmul_with_tl_dot(on, shape, request):
+def test_matmul_with_tl_dot(on, shape):
     """tl.dot on f16 is mma.sync + ldmatrix on sm_80; small integers keep every sum exact."""
-    if on == "cpu":
-        request.applymarker(pytest.mark.xfail(strict=True, raises=ptxvm.UnsupportedError,
-                                              reason="the host JIT has no ldmatrix/mma.sync lowering yet (issue 15)"))
     M, N, Kd = shape
     rng = np.random.default_rng(3)
     a = rng.integers(-3, 4, (M, Kd)).astype(np.float16)

@@ -30,7 +30,7 @@ def lower_instruction(fl: "FunctionLowering", ins: ptx.Instruction) -> None:
 
 def _load_all() -> None:
     from . import (arith, async_copy, atomics, compare, control, convert, floating, integer,  # noqa: F401
-                   logic, memory, move, sync, warp)  # (registration; the same chapter files as interp.ops)
+                   logic, matrix, memory, move, sync, warp)  # (registration; the same chapter files as interp.ops)
 
 
 _load_all()
