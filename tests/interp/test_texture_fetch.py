@@ -209,3 +209,19 @@ def test_model_matches_the_guide_by_hand():
     assert model.fetch(t, [1.125], modes=("wrap",) * 3, normalized=True)[0] == 10.0
     assert model.fetch(t, [1.125], modes=("mirror",) * 3, normalized=True)[0] == 80.0
     assert model.fetch(t, [-0.5], modes=("border",) * 3, border=(5, 0, 0, 0))[0] == 5.0
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+def test_pitched_numpy_memory_is_read_in_place(executor):
+    """A 2D numpy array is pitched linear memory: sampled like an array, its own bytes read at
+    the launch (a write after TextureObject() is seen)."""
+    rng = np.random.default_rng(21)
+    img = rng.uniform(-1, 1, (5, 7)).astype(np.float32)
+    tex = ptxvm.TextureObject(img, filter_mode="linear", address_mode="border", border_color=(2, 0, 0, 0))
+    img[2, 3] = 40.0
+    xs = rng.uniform(-1, 8, 50).tolist()
+    ys = rng.uniform(-1, 6, 50).tolist()
+    got = run_tex(executor, tex, "2d", "f32", "f32", [xs, ys])
+    want = _expected(img.reshape(1, 5, 7, 1), [xs, ys], modes=("border",) * 3, filter_mode="linear",
+                     border=(2, 0, 0, 0))
+    np.testing.assert_array_equal(got, want.astype(np.float32))
