@@ -88,6 +88,9 @@ def objects(b, ctx, ins, handles: np.ndarray, lanes: np.ndarray, kind: type):
 
 
 def _coords(ctx, ins, a: ir.Address, n: int, layered: bool, ctype: ScalarType):
+    if len(a.extra) == 2:
+        raise _unsup(ins, "names an explicit sampler ([tex, sampler, coords], independent texture "
+                          "mode), which the interpreter does not execute yet")
     if len(a.extra) != 1 or not isinstance(a.extra[0], ir.Vector) and n + layered > 1:
         raise _unsup(ins, "has a coordinate operand the interpreter does not read")
     elems = a.extra[0].elements if isinstance(a.extra[0], ir.Vector) else (a.extra[0],)
