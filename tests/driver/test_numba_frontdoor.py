@@ -329,3 +329,19 @@ def test_strided_and_fortran_device_arrays_and_streams(executor):
     assert np.array_equal(out.copy_to_host(), expect) and s.launches == 1
     with pytest.raises(LaunchError, match="stream must be a ptxvm.Stream"):
         _add_rows[(1, 1), (4, 3), object(), 0](d, out)
+
+
+def test_environment_switch_runs_a_plain_numba_script(tmp_path):
+    """PTXVM_NUMBA=1: the ptxvm-numba.pth the wheel installs runs ptxvm.numba.install() at start,
+    so `python script.py` with plain numba.cuda.jit launches on ptxvm (no GPU here: without the
+    switch numba could not launch at all)."""
+    import site
+    if not any((Path(d) / "ptxvm-numba.pth").is_file() for d in site.getsitepackages()):
+        pytest.skip("ptxvm is not installed with its ptxvm-numba.pth (pip install -e . or the wheel)")
+    script = tmp_path / "plain.py"
+    script.write_text("import numpy as np\nfrom numba import cuda\n\n@cuda.jit\ndef k(a):\n    i = cuda.grid(1)\n"
+                      "    if i < a.size:\n        a[i] = i * 2\n\na = np.zeros(100, np.int32)\nk[1, 128](a)\n"
+                      "print('ok' if (a == 2 * np.arange(100)).all() else 'wrong')\n")
+    env = {**os.environ, "PTXVM_NUMBA": "1"}
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=600)
+    assert r.stdout.strip() == "ok", r.stderr[-2000:]
