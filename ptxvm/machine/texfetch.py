@@ -95,9 +95,10 @@ def convert(raw: np.ndarray, arr_dtype: np.dtype, read: ReadMode, srgb: bool) ->
     else:
         v = np.maximum(raw.astype(F32) / F32((1 << (bits - 1)) - 1), F32(-1)).astype(F32)
     if srgb:
-        rgb = v[..., :3]
-        lin = np.where(rgb <= F32(0.04045), rgb / F32(12.92),
-                       np.power((rgb + F32(0.055)) / F32(1.055), F32(2.4))).astype(F32)
+        # sRGB decode (IEC 61966-2-1) of the 8-bit r, g, b: each of the 256 codes' correctly
+        # rounded float32 value (what a decode table holds), alpha stays linear.
+        c = raw[..., :3].astype(np.float64) / 255.0
+        lin = np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4).astype(F32)
         v = np.concatenate([lin, v[..., 3:]], axis=-1)
     return v
 

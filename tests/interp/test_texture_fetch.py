@@ -225,3 +225,22 @@ def test_pitched_numpy_memory_is_read_in_place(executor):
     want = _expected(img.reshape(1, 5, 7, 1), [xs, ys], modes=("border",) * 3, filter_mode="linear",
                      border=(2, 0, 0, 0))
     np.testing.assert_array_equal(got, want.astype(np.float32))
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+def test_srgb_decode_of_uint8_rgba(executor):
+    """sRGB (IEC 61966-2-1 decode) on r, g, b of normalised uint8 texels, alpha untouched: each
+    8-bit code's correctly rounded float32 decode."""
+    rng = np.random.default_rng(31)
+    img = rng.integers(0, 256, (3, 4, 4)).astype(np.uint8)
+    img[0, 0] = (0, 10, 11, 255)                    # both sides of the 0.04045 knee
+    tex = ptxvm.TextureObject(ptxvm.CudaArray.from_numpy(img, channels=4), read_mode="normalized_float",
+                              srgb=True)
+    xs = [x + 0.5 for y in range(3) for x in range(4)]
+    ys = [y + 0.5 for y in range(3) for x in range(4)]
+    got = run_tex(executor, tex, "2d", "f32", "f32", [xs, ys])
+    c = img.reshape(-1, 4).astype(np.float64) / 255.0
+    lin = np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
+    lin[:, 3] = c[:, 3]
+    lin[:, 3] = (img.reshape(-1, 4)[:, 3].astype(np.float32) / np.float32(255)).astype(np.float32)
+    np.testing.assert_array_equal(got, lin.astype(np.float32))
