@@ -288,6 +288,33 @@ def test_regression_red_relaxed_cta_translates(target):
     assert len(rmw) == 1 and 'atomicrmw and i32' in rmw[0] and 'syncscope("workgroup") monotonic' in rmw[0]
 
 
+@pytest.mark.parametrize("target", ["gfx90a", "gfx942", "gfx1030", "gfx1100"])
+def test_regression_red_relaxed_float_add_translates(target):
+    """`red.relaxed.gpu.global.add.f64/.f32` was an internal error on every target: a float
+    atomic's address has a per-lane zero offset the ordering check did not follow. Each is one
+    RMW at agent scope, relaxed (monotonic); gfx1030/gfx1100 have no f64 atomic add (a CAS loop)."""
+    pytest.importorskip("llvmlite")
+    pytest.importorskip("ziglang")
+    obj = ptxvm.compile((REGRESSIONS / "red_relaxed_f32_f64_add_codegen.ptx").read_text(), target=target)
+    rmw = sorted(line.split("atomicrmw fadd ")[1].split(" ")[0] for line in obj.llvm_ir.splitlines()
+                 if "atomicrmw fadd" in line and 'syncscope("agent") monotonic' in line)
+    assert rmw == ["double", "float"] or rmw == ["double*", "float*"], obj.llvm_ir
+
+
+@needs_emulator
+@pytest.mark.slow
+@pytest.mark.parametrize("target", ["gfx90a", "gfx942"])
+def test_regression_red_relaxed_float_add_agrees_with_numpy_on_the_emulator(target):
+    """Small integers in f64/f32: every order of the adds gives the same exact sum. (gfx1100's f64
+    add is the 64-bit CAS loop, which never stores on the emulator: limit cas64.)"""
+    m = ptxvm.Module((REGRESSIONS / "red_relaxed_f32_f64_add_codegen.ptx").read_text())
+    inp = np.arange(1, 65, dtype=np.float64)
+    for device in ("interp", f"emu:{target}"):
+        out = np.zeros(2, np.float64)
+        m["k"](1, 64, (inp, out), device=device)
+        assert out[0] == inp.sum() and out[1:].view(np.float32)[0] == np.float32(inp.sum()), device
+
+
 @needs_emulator
 @pytest.mark.slow
 def test_regression_red_relaxed_cta_agrees_on_the_emulator():

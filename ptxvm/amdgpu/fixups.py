@@ -153,6 +153,8 @@ def _memory_accesses(hooks: AmdgpuHooks, fl: FunctionLowering, instrs: list[ir.I
             base = resolve(v.pointer)
             if base is not None:
                 out = (base[0], base[1] + int(v.indices[0].constant))
+        elif isinstance(v, llins.GEPInstr) and len(v.indices) == 1 and _lane_zero(v.indices[0]):
+            out = resolve(v.pointer)           # a float atomic's address (atomics._opaque_offset)
         resolved[key] = out
         return out
 
@@ -202,6 +204,12 @@ def _retarget(i: ir.Instruction, acc: Access, offset: int) -> None:
     b.position_before(i)
     q = b.gep(acc.typed, [ir.IntType(64)(offset)]) if offset else acc.typed
     i.operands[k] = b.bitcast(q, ir.PointerType(elem, acc.typed.type.addrspace))
+
+
+def _lane_zero(v: ir.Value) -> bool:
+    """``mbcnt_lo(0, 0)``: the per-lane zero atomics._opaque_offset adds to a float atomic's address."""
+    return isinstance(v, llins.CallInstr) and getattr(v.callee, "name", "") == "llvm.amdgcn.mbcnt.lo" \
+        and all(isinstance(a, ir.Constant) and a.constant == 0 for a in v.args)
 
 
 _SHARED_ATOMICS = {llins.LoadAtomicInstr: ScopedLoadAtomic, llins.CmpXchg: ScopedCmpXchg,
