@@ -109,6 +109,13 @@ class DeviceMemory:
         with self._lock:
             return sum(a.data.nbytes for a in self._table[0]) + sum(d.nbytes for d in self._deferred)
 
+    def reserved_bytes(self) -> int:
+        """Bytes counted against ``ptxvm.limits`` device_memory: the requested sizes of live
+        allocations. Less than ``live_bytes`` (buffers are padded to 16 bytes, and deferred
+        frees are already released here), so headroom under the limit is measured with this."""
+        with self._lock:
+            return self._used
+
     @contextlib.contextmanager
     def holding(self) -> Iterator[None]:
         """While a launch runs: a freed allocation leaves the table at once (a new access
