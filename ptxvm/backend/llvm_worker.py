@@ -157,6 +157,11 @@ def compile_request(llvm: Any, req: dict) -> dict:
     # As clang does: loop and SLP vectorisers from -O2 up (llvmlite leaves SLP off).
     pto.loop_vectorization = opt >= 2
     pto.slp_vectorization = opt >= 2
+    # AMD GPUs: no loop unrolling. The PTX comes from nvcc, whose NVVM already unrolled what it
+    # judged worth it; what is left are the lifter's 32-lane loops of warp ops (match, redux, a
+    # non-ballot vote) that LLVM unrolled into 32 ds_bpermute steps each: 2-7x the optimise and
+    # codegen time of such modules, and twice their instructions (bench_translate --profile).
+    pto.loop_unrolling = not req["triple"].startswith("amdgcn")
     pb = llvm.create_pass_builder(tm, pto)
     mark = time.perf_counter()
     pb.getModulePassManager().run(module, pb)
