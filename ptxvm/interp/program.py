@@ -174,7 +174,8 @@ def _imm_bits(imm: ir.Immediate, t: ScalarType) -> np.generic:
             v = np.uint64(imm.value).view(np.float64)
         else:
             v = float(imm.value)
-        return np.asarray(v, dtype=FLOAT[bits]).view(UINT[bits])[()]
+        with np.errstate(over="ignore", invalid="ignore"):     # §4.5.2's conversion: inf past FLT_MAX
+            return np.asarray(v, dtype=FLOAT[bits]).view(UINT[bits])[()]
     if imm.kind is ir.ImmKind.F32 and bits == 32 or imm.kind is ir.ImmKind.F64 and bits == 64:
         return UINT[bits](imm.value)
     if imm.kind is ir.ImmKind.FLOAT:

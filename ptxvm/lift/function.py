@@ -107,7 +107,8 @@ def immediate_bits(imm: ptx.Immediate, t: ScalarType) -> int:
 
 def _f32_bits(v: float) -> int:
     import numpy as np
-    return int(np.asarray(v, dtype=np.float32).view(np.uint32))
+    with np.errstate(over="ignore", invalid="ignore"):         # §4.5.2's conversion: inf past FLT_MAX
+        return int(np.asarray(v, dtype=np.float32).view(np.uint32))
 
 
 class FunctionLowering:
