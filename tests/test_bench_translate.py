@@ -58,3 +58,16 @@ def test_counting_is_the_same_on_both_sides():
            "\t.p2align 2\n.LBB0_1:\n\tv_add_f32_e32 v0, v1, v2\n\ts_endpgm\n.Lfunc_end0:\n")
     assert bench.count(asm, "k") == 3
     assert bench.count(asm.replace("k:                  ; @k", "k:"), "k") == 3
+
+
+def test_bench_translate_profile_has_every_phase(capsys):
+    bench = _load()
+    rc = bench.main(["--profile", "--json", "--files", "stencil2d", "--repeat", "1"])
+    rows = json.loads(capsys.readouterr().out)["profile"]
+    assert rc == 0 and [r["input"] for r in rows] == ["stencil2d.ptx"]
+    ph = rows[0]["phases"]
+    assert set(ph) == set(bench.PHASES)
+    # every step that must run did (the worker timed its own steps), and they add up to the total
+    for name in ("parse", "lift", "llvm_parse", "llvm_opt", "llvm_codegen", "link"):
+        assert ph[name] > 0, name
+    assert abs(sum(ph.values()) - rows[0]["total_s"]) < 1e-9
