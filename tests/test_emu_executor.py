@@ -398,3 +398,25 @@ def test_regression_u16_shared_loop_is_two_emulator_bugs():
     with pytest.raises(ptxvm.KernelFault) as e:
         run_on(gk, "emu:gfx942")
     assert emu_limits.classify_error(e.value, module, gk.kernel, gk.grid) == "bpermute_exec"
+
+
+def _tiny_division(device: str) -> tuple[int, int, int]:
+    """(numpy's quotient, div.rn's, div.approx's) bits; numpy's is exact (a power-of-two divisor)."""
+    m = ptxvm.Module((REGRESSIONS / "f32_div_tiny_numerator.ptx").read_text())
+    buf = np.array([0x0400C2C8, 0x33800000, 0, 0], np.uint32)
+    want = int((buf[:1].view(np.float32) / buf[1:2].view(np.float32)).view(np.uint32)[0])
+    m["k"](1, 1, (buf,), device=device)
+    return want, int(buf[2]), int(buf[3])
+
+
+def test_tiny_numerator_division_on_the_interpreter():
+    assert _tiny_division("interp") == (0x1000C2C8,) * 3
+
+
+@needs_emulator
+@pytest.mark.slow
+@pytest.mark.parametrize("target", ["gfx942", "gfx1100"])
+@pytest.mark.xfail(strict=True, reason="emulator bug: LLVM's f32 division sequence (v_div_scale/v_div_fmas/"
+                                        "v_div_fixup) gives 0 for a tiny numerator whose quotient is normal")
+def test_regression_f32_division_of_a_tiny_numerator(target):
+    assert _tiny_division(f"emu:{target}") == (0x1000C2C8,) * 3
