@@ -165,9 +165,11 @@ def _after_name(c: _Cursor, base: Register | Symbol) -> Operand:
     if t == "|":
         c.take()
         k2, t2, p2 = c.take()
-        if k2 not in ("reg", "name") or t2 == WARP_SZ or t2 == "_":
-            c.fail(f"expected a predicate register after `|`, found {_show(k2, t2)}", p2)
-        return Pair(base, _named(t2))
+        if t2 == "_":
+            # `d|_` discards the predicate: the unpaired form (ptxas takes it after any
+            # destination; instructions that need the predicate then say so in the verifier).
+            return base
+        return Pair(base, _pair_predicate(c, k2, t2, p2))
     if t == "+":
         c.take()
         k2, t2, p2 = c.peek()
@@ -175,6 +177,24 @@ def _after_name(c: _Cursor, base: Register | Symbol) -> Operand:
             c.fail(f"expected an integer constant after `{base}+`, found {_show(k2, t2)}", p2)
         return Offset(base, _const_rest(c, _const_term(c)))
     return base
+
+
+def _pair_predicate(c: _Cursor, kind: str, text: str, pos: int) -> Operand:
+    if kind not in ("reg", "name") or text == WARP_SZ or text == "_":
+        c.fail(f"expected a predicate register after `|`, found {_show(kind, text)}", pos)
+    return _named(text)
+
+
+def _sink(c: _Cursor) -> Operand:
+    """`_`, or `_|p`: a discarded destination with its predicate kept (setp §9.7.6.2, lop3
+    §9.7.8.6; the verifier refuses it elsewhere). `_|_` is no operand at all (ptxas: a syntax error)."""
+    if c.peek()[1] != "|":
+        return Sink()
+    c.take()
+    k2, t2, p2 = c.take()
+    if t2 == "_":
+        c.fail("`_|_` discards both destinations; write one register or `_` alone", p2)
+    return Pair(Sink(), _pair_predicate(c, k2, t2, p2))
 
 
 def _operand(c: _Cursor) -> Operand:
@@ -198,7 +218,7 @@ def _operand(c: _Cursor) -> Operand:
             c.fail(literal_error(text, e), pos)
     if kind == "name":
         if text == "_":
-            return Sink()
+            return _sink(c)
         return _after_name(c, _named(text))
     if kind == "badf":
         digits = 8 if text[1] in "fF" else 16
