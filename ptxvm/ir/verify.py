@@ -238,6 +238,10 @@ class Verifier:
                 if decl is not None and decl.vector and decl.space is StateSpace.REG:
                     self._whole_vector(ins, op, decl, role, d, width)
                     continue
+            if role.pair and ins.opcode == "lop3" and ins.form == "boolop" and not isinstance(op, Pair):
+                # lop3.BoolOp's predicate is its point (§9.7.8.6); ptxas: "Predicate output expected".
+                self.error(f"`{ins.full_opcode}` needs the destination pair `d|p`", ins.span, at=str(op))
+                continue
             if type(op) is Register and role.kind in _DATA_ROLES and width is None:
                 # Fast path (most operands): a plain register in a data role.
                 want = _role_type(role, d)
@@ -307,6 +311,8 @@ class Verifier:
             else:
                 self.error(f"`{op}`: a `|` predicate pair can only be the destination of "
                            f"`{ins.full_opcode}`", ins.span, at=str(op))
+            return
+        if isinstance(op, Pair) and not self._pair_ok(ins, op, scope):
             return
         if isinstance(op, Negated):
             t = self._lookup_quiet(op.operand, scope) if isinstance(op.operand, Register) else None
@@ -394,6 +400,20 @@ class Verifier:
                 self.error(f"`{reg}` is .{have.value}, but `{ins.full_opcode}` needs a "
                            f"{_describe(want)} operand here", ins.span, at=str(reg))
 
+
+    def _pair_ok(self, ins: Instruction, op: Pair, scope: Scope) -> bool:
+        """The `|p` half is a predicate; a sink `_|p` only where the value may be discarded
+        (ptxas 13.0 refuses it on shfl: "Result discard mode is not allowed")."""
+        if isinstance(op.first, Sink) and ins.opcode not in ("setp", "lop3"):
+            self.error(f"`{op}`: `{ins.full_opcode}` cannot discard its result; name a register "
+                       "before `|`", ins.span, at=str(op))
+            return False
+        have = self._lookup_quiet(op.second, scope) if isinstance(op.second, Register) else None
+        if have is not None and have is not ScalarType.PRED:
+            self.error(f"`{op.second}` is .{have.value}, but the `|` half of `{ins.full_opcode}`'s "
+                       "destination is a .pred", ins.span, at=str(op.second))
+            return False
+        return True
 
     @staticmethod
     def _lookup_quiet(r: Register, scope: Scope) -> ScalarType | None:
