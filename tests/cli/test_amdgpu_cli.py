@@ -47,7 +47,7 @@ def test_refused_file_reports_its_line_and_fails(tmp_path, capsys):
     code = main(["translate", str(REFUSED), str(ELEMENTWISE), "--arch", "gfx90a", "-o", str(tmp_path)])
     err = capsys.readouterr().err
     assert code == 1
-    assert f"{REFUSED}:66:2: error: `bar.sync 1, %r1;`" in err
+    assert f"{REFUSED}:238:2: error: `mbarrier.init.shared.b64 [%r8], %r1;` has no lowering" in err
     assert not (tmp_path / "elementwise.gfx90a.hsaco").exists()      # stopped at the first failure
 
 
