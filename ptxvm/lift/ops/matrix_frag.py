@@ -151,6 +151,13 @@ class Published:
         v = b.lshr(v, I64(shift)) if shift else v
         return b.and_(v, I64(0xFFFFFFFF)) if bits == 32 else v
 
+    def reg_of(self, b: ir.IRBuilder, group: int, lane: ir.Value, reg: int, bits: int) -> ir.Value:
+        """The same for a lane known at run time (not cached)."""
+        slot, shift = self.where[group][reg]
+        v = self.view.value(b, lane, slot)
+        v = b.lshr(v, I64(shift)) if shift else v
+        return b.and_(v, I64(0xFFFFFFFF)) if bits == 32 else v
+
     def extra_value(self, b: ir.IRBuilder, lane: ir.Value, k: int) -> ir.Value:
         return self.view.value(b, lane, k)
 
@@ -158,17 +165,37 @@ class Published:
 def matrix_local(fl: FunctionLowering, pub: Published, group: int, frag: F.Fragment, name: str) -> ir.Value:
     """An array [rows * cols] holding the matrix the warp's fragments of ``group`` hold, one
     element per i16/i32/i64 (as narrow as the element: LLVM 22's gfx11 backend aborts on the
-    i64 form of some of these); ``load_element`` reads it."""
+    i64 form of some of these); ``load_element`` reads it. Filled by an IR loop over the 32
+    lanes (the IR stays small): each lane's published registers, each element stored at its
+    (row, col) from a lane-indexed table; copies beyond the first go to a dummy slot."""
     b = fl.b
+    size = frag.rows * frag.cols
     ty = ir.IntType(16 if frag.elem_bits <= 16 else 32 if frag.elem_bits <= 32 else 64)
-    arr = b.bitcast(fl.alloca_bytes(frag.rows * frag.cols * ty.width // 8, ty.width // 8, name), ir.PointerType(ty))
+    arr = b.bitcast(fl.alloca_bytes((size + 1) * ty.width // 8, ty.width // 8, name), ir.PointerType(ty))
+    pos = np.full((32, frag.elements), size, dtype=np.int64)       # `size`: the dummy slot
+    for (row, col), (lane, e) in owners(frag).items():
+        pos[lane, e] = row * frag.cols + col
     mask = (1 << frag.elem_bits) - 1
-    for (row, col), (lane, e) in sorted(owners(frag).items()):
-        reg = pub.reg(b, group, lane, e // frag.per_reg, frag.reg_bits)
-        j = e % frag.per_reg
-        v = b.lshr(reg, I64(j * frag.elem_bits)) if j else reg
-        v = b.and_(v, I64(mask)) if frag.elem_bits < 64 else v
-        b.store(b.trunc(v, ty) if ty.width < 64 else v, b.gep(arr, [I64(row * frag.cols + col)]))
+    pre = b.block
+    loop, done = fl.new_block(f"{name}_lanes"), fl.new_block(f"{name}_filled")
+    b.branch(loop)
+    b.position_at_end(loop)
+    lane = b.phi(I32)
+    lane.add_incoming(I32(0), pre)
+    for r in range(needed_regs(frag)):
+        reg = pub.reg_of(b, group, lane, r, frag.reg_bits)
+        for j in range(frag.per_reg):
+            e = r * frag.per_reg + j
+            if (pos[:, e] == size).all():
+                continue
+            where = b.extract_element(ir.Constant(ir.VectorType(I32, 32), [int(x) for x in pos[:, e]]), lane)
+            v = b.lshr(reg, I64(j * frag.elem_bits)) if j else reg
+            v = b.and_(v, I64(mask)) if frag.elem_bits < 64 else v
+            b.store(b.trunc(v, ty) if ty.width < 64 else v, b.gep(arr, [b.zext(where, I64)]))
+    nxt = b.add(lane, I32(1))
+    lane.add_incoming(nxt, b.block)
+    b.cbranch(b.icmp_unsigned("<", nxt, I32(32)), loop, done)
+    b.position_at_end(done)
     return arr
 
 
