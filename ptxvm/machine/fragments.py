@@ -79,6 +79,20 @@ def element_bits(elem: str) -> int:
     return bits
 
 
+def operand_types(types: list[str], sub: str | None, wmma: bool) -> tuple[str, str, str, str] | None:
+    """(dtype, atype, btype, ctype) of an mma/wmma.mma as written: d.a.b.c, d.c with the sub-byte
+    .atype.btype modifiers (``sub``), or (wmma .f16) d.c with .f16 inputs implied; None if the
+    instruction's types are none of these."""
+    if sub is not None and len(types) == 2:
+        parts = sub.split(".")
+        return types[0], parts[0], parts[-1], types[1]
+    if len(types) == 4:
+        return types[0], types[1], types[2], types[3]
+    if wmma and len(types) == 2:
+        return types[0], "f16", "f16", types[1]
+    return None
+
+
 def _dims(shape: str, role: str) -> tuple[int, int]:
     m, n, k = shape_mnk(shape)
     return {"a": (m, k), "b": (k, n), "c": (m, n), "d": (m, n)}[role]
@@ -216,6 +230,6 @@ def scatter(frag: Fragment, values: np.ndarray, copy: int = 0) -> np.ndarray:
     return out
 
 
-__all__ = ["Fragment", "FragmentError", "fragment", "shape_mnk", "element_bits", "mma_sm",
+__all__ = ["Fragment", "FragmentError", "fragment", "operand_types", "shape_mnk", "element_bits", "mma_sm",
            "mma_combinations", "ldmatrix_row_lanes", "ldmatrix_coords", "gather", "scatter",
            "LDMATRIX_COUNT", "WARP"]

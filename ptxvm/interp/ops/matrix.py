@@ -25,16 +25,10 @@ from .tensor_regs import (bad, frag_reader, frag_writer, from_matrix, load_eleme
 def mma_types(ins: ir.Instruction, wmma: bool) -> tuple[str, str, str, str]:
     """(dtype, atype, btype, ctype) as written: d.a.b.c, d.c with the sub-byte .atype.btype
     modifiers, or (wmma .f16) d.c with .f16 inputs implied."""
-    ts = [t.value for t in ins.types]
-    sub = ins.mod("mma_sub")
-    if sub is not None and len(ts) == 2:
-        parts = sub.split(".")
-        return ts[0], parts[0], parts[-1], ts[1]
-    if len(ts) == 4:
-        return ts[0], ts[1], ts[2], ts[3]
-    if wmma and len(ts) == 2:
-        return ts[0], "f16", "f16", ts[1]
-    raise bad(ins, "needs the types .dtype.atype.btype.ctype (PTX ISA §9.7.14)")
+    types = F.operand_types([t.value for t in ins.types], ins.mod("mma_sub"), wmma)
+    if types is None:
+        raise bad(ins, "needs the types .dtype.atype.btype.ctype (PTX ISA §9.7.14)")
+    return types
 
 
 def product(ins: ir.Instruction, types: tuple[str, str, str, str]):

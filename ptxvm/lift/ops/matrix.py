@@ -25,17 +25,11 @@ from .memory import space_of
 
 
 def _mma_types(fl: FunctionLowering, ins: ptx.Instruction, wmma: bool) -> tuple[str, str, str, str]:
-    """(dtype, atype, btype, ctype) as written (see interp/ops/matrix.mma_types)."""
-    ts = [t.value for t in ins.types]
-    sub = ins.mod("mma_sub")
-    if sub is not None and len(ts) == 2:
-        parts = sub.split(".")
-        return ts[0], parts[0], parts[-1], ts[1]
-    if len(ts) == 4:
-        return ts[0], ts[1], ts[2], ts[3]
-    if wmma and len(ts) == 2:
-        return ts[0], "f16", "f16", ts[1]
-    raise fl.unsupported(ins, "needs the types .dtype.atype.btype.ctype (PTX ISA §9.7.14)")
+    """(dtype, atype, btype, ctype) as written (machine.fragments.operand_types)."""
+    types = F.operand_types([t.value for t in ins.types], ins.mod("mma_sub"), wmma)
+    if types is None:
+        raise fl.unsupported(ins, "needs the types .dtype.atype.btype.ctype (PTX ISA §9.7.14)")
+    return types
 
 
 def _check_mma(fl: FunctionLowering, ins: ptx.Instruction, shape: str, types) -> None:
