@@ -238,8 +238,12 @@ class Verifier:
                 if decl is not None and decl.vector and decl.space is StateSpace.REG:
                     self._whole_vector(ins, op, decl, role, d, width)
                     continue
-            if role.pair and ins.opcode == "lop3" and ins.form == "boolop" and not isinstance(op, Pair):
-                # lop3.BoolOp's predicate is its point (§9.7.8.6); ptxas: "Predicate output expected".
+            if isinstance(op, (Sink, Vector)) and not self._sink_ok(ins, op, role):
+                continue
+            if role.pair and not isinstance(op, Pair) and (
+                    (ins.opcode == "lop3" and ins.form == "boolop") or ins.opcode == "elect.sync"):
+                # lop3.BoolOp's and elect.sync's predicate is their point (§9.7.8.6, §9.7.13.14);
+                # ptxas: "Predicate output expected".
                 self.error(f"`{ins.full_opcode}` needs the destination pair `d|p`", ins.span, at=str(op))
                 continue
             if type(op) is Register and role.kind in _DATA_ROLES and width is None:
@@ -401,10 +405,39 @@ class Verifier:
                            f"{_describe(want)} operand here", ins.span, at=str(reg))
 
 
+    def _sink_ok(self, ins: Instruction, op: Sink | Vector, role: isa.OperandRole) -> bool:
+        """The sink `_` (§6.3, §9.7.13.4): a whole destination only of the instructions whose
+        result may be discarded (ptxas 13.0, tests/data/ptxas_sink_pairs.json: atom, setp, lop3,
+        mbarrier.arrive[_drop]; elsewhere "Result discard mode is not allowed"); an element of a
+        vector destination, but not every element ("Unable to infer type of vector
+        elements"); never a source ("Sink '_' not allowed as a source operand")."""
+        if isinstance(op, Vector):
+            sinks = [e for e in op.elements if isinstance(e, Sink)]
+            if not sinks:
+                return True
+            if role.kind is not isa.RoleKind.DST:
+                self.error(f"`_` cannot be a source operand of `{ins.full_opcode}`: it only discards "
+                           "a destination", ins.span, at=str(op))
+            elif len(sinks) == len(op.elements):
+                self.error(f"vector destination `{op}` of `{ins.full_opcode}` discards every element; "
+                           "name at least one register", ins.span, at=str(op))
+            else:
+                return True
+            return False
+        if role.kind is not isa.RoleKind.DST:
+            self.error(f"`_` cannot be a source operand of `{ins.full_opcode}`: it only discards "
+                       "a destination", ins.span, at="_")
+        elif ins.opcode not in _SINK_DESTINATION_OK:
+            self.error(f"`{ins.full_opcode}` cannot discard its result: `_` is the destination only "
+                       "of atom, setp, lop3 and mbarrier.arrive; name a register", ins.span, at="_")
+        else:
+            return True
+        return False
+
     def _pair_ok(self, ins: Instruction, op: Pair, scope: Scope) -> bool:
         """The `|p` half is a predicate; a sink `_|p` only where the value may be discarded
         (ptxas 13.0 refuses it on shfl: "Result discard mode is not allowed")."""
-        if isinstance(op.first, Sink) and ins.opcode not in ("setp", "lop3"):
+        if isinstance(op.first, Sink) and ins.opcode not in ("setp", "lop3", "elect.sync"):
             self.error(f"`{op}`: `{ins.full_opcode}` cannot discard its result; name a register "
                        "before `|`", ins.span, at=str(op))
             return False
@@ -432,6 +465,9 @@ class _FnContext:
     tables: dict[str, BranchTargets]
     undeclared: list[str] = field(default_factory=list)   # per instruction
 
+
+# Opcodes whose whole destination may be the sink `_` (ptxas 13.0's verdicts, see _sink_ok).
+_SINK_DESTINATION_OK = frozenset({"atom", "setp", "lop3", "mbarrier.arrive", "mbarrier.arrive_drop"})
 
 # Tensor-core fragments are vectors of 32-bit registers whatever the element type.
 _FRAGMENT_OPS = ("wmma", "mma", "ldmatrix", "stmatrix", "movmatrix", "wgmma", "tcgen05")

@@ -1,4 +1,5 @@
-"""The sink `_` as one half of a `d|p` pair (issue 14, item 1): ptxvm accepts exactly the
+"""The sink `_` (issue 14, item 1): as one half of a `d|p` pair, a whole destination, a vector
+element or (never) a source, ptxvm accepts exactly the
 forms ptxas 13.0 accepts, from tests/data/ptxas_sink_pairs.json (recorded by
 tests/ptx/forms/record_sink_pairs.py; no ptxas needed here), and rejects the others with a
 located error."""
@@ -34,6 +35,10 @@ def test_catalogue_covers_both_verdicts_and_both_halves() -> None:
     assert not DATA["disagreements"]
     assert any("_|%p0" in c["ptx"] and c["ptxas"] == "accept" for c in CASES)
     assert any("%r4|_" in c["ptx"] and c["ptxas"] == "accept" for c in CASES)
+    single = [c for c in CASES if c["name"].startswith("sink/")]
+    assert len(single) >= 60
+    assert any("add.cc.u32 _," in c["ptx"] and c["ptxas"] == "reject" for c in single)
+    assert any("atom.global.add.u32 _," in c["ptx"] and c["ptxas"] == "accept" for c in single)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
