@@ -57,6 +57,9 @@ class Target:
     steady_counter_hz: int
     occupancy: Occupancy
     native_atomics: frozenset[str]
+    # Matrix instructions (isa/matrix_units.toml) mma/wmma lower to, in order of preference;
+    # () keeps the generic lowering (dataclasses.replace(target, matrix_units=()) selects it).
+    matrix_units: tuple[str, ...] = ()
 
     @property
     def abi_version(self) -> int:
@@ -102,7 +105,8 @@ def load_target(name: str) -> Target:
             occupancy=Occupancy(int(occ["max_waves_per_simd"]), int(occ["vgprs_per_simd_lane"]),
                                 int(occ["vgpr_granule"]), bool(occ["unified_agprs"]),
                                 int(occ["sgprs_per_simd"]), int(occ["sgpr_granule"])),
-            native_atomics=frozenset(raw.get("atomics", {}).get("native", ())))
+            native_atomics=frozenset(raw.get("atomics", {}).get("native", ())),
+            matrix_units=tuple(raw.get("matrix", {}).get("units", ())))
     except (KeyError, TypeError, ValueError) as exc:
         raise UnknownTargetError(f"{path}: malformed target file ({exc!r})") from None
     if target.name != name:

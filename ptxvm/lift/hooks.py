@@ -158,6 +158,11 @@ class TargetHooks:
         """Publish ``values`` (i64 each) to the warp and wait until the participating lanes have."""
         raise NotImplementedError
 
+    def matrix_mma(self, fl: "FunctionLowering", ins: "ptx.Instruction", mma) -> bool:
+        """Lower a warp's `mma`/`wmma.mma` (``mma``: lift.ops.matrix_frag.MmaOperands) with the
+        target's matrix instructions; False: the shared lowering (fma per element) does it."""
+        return False
+
     def fence(self, fl: "FunctionLowering", ins: "ptx.Instruction") -> None:
         """`membar` / `fence`: a sequentially consistent system-wide fence is right on every
         target; a target may emit a narrower one matching the instruction's scope."""
