@@ -319,7 +319,8 @@ def _op_error(program: Program, b: Batch, op, e: Exception):
     if isinstance(e, StackFault):
         return _fault(KernelFault, program, b, e.lane, e.message, op, address=e.address)
     hint = getattr(b, "env", PLAIN).trap_hint if op.ins.opcode == "trap" else ""
-    return _fault(TrapError, program, b, e.lane, e.message + hint, op)
+    cls = DeadlockError if getattr(e, "deadlock", False) else TrapError    # ops.mbarrier's stall report
+    return _fault(cls, program, b, e.lane, e.message + hint, op)
 
 
 def _thread_of(b: Batch, lane: int) -> tuple[tuple[int, int, int], tuple[int, int, int]]:

@@ -14,6 +14,7 @@ the queue: they run only when no other thread can, which is when a poll could se
 
 from __future__ import annotations
 
+from ..machine.mbarrier import WAIT_OPCODES as MBARRIER_WAITS
 from .program import Control, Program
 
 # What a poll loop may execute besides its strong load (nothing that writes or waits).
@@ -21,7 +22,7 @@ _READ_ONLY = frozenset({
     "ld", "ldu", "mov", "cvt", "cvta", "setp", "selp", "set", "and", "or", "xor", "not", "cnot", "add", "sub",
     "mul", "mad", "shl", "shr", "bfe", "min", "max", "abs", "neg", "popc", "clz", "bra", "membar", "fence",
     "nanosleep", "isspacep", "prmt", "lop3",
-})
+}) | MBARRIER_WAITS
 _STRONG = frozenset({"volatile", "relaxed", "acquire"})
 _LONGEST = 64               # instructions: a spin-wait is a handful; longer loops are work
 
@@ -37,6 +38,7 @@ def poll_edges(program: Program) -> frozenset[int]:
             continue
         body = ops[op.target:op.pc + 1]
         if all(o.ins.opcode in _READ_ONLY for o in body) and \
-                any(o.ins.opcode == "ld" and _STRONG.intersection(o.ins.modifiers) for o in body):
+                any((o.ins.opcode == "ld" and _STRONG.intersection(o.ins.modifiers))
+                    or o.ins.opcode in MBARRIER_WAITS for o in body):    # a phase test reads the object
             edges.add(op.pc)
     return frozenset(edges)
