@@ -448,14 +448,18 @@ def test_div_approx_f32(ftz):
 
 
 def test_rcp_approx_ftz_f64():
-    """rcp.approx.ftz.f64: f64 subnormal inputs flushed, RN reciprocal, canonical NaN."""
-    a = unary_inputs("f64", 94, 300)
+    """rcp.approx.ftz.f64: f64 subnormal inputs and results flushed (§9.7.3.14), RN
+    reciprocal, canonical NaN."""
+    a = np.concatenate([unary_inputs("f64", 94, 300),
+                        np.array([0x7FEFFFFFFFFFFFFF, 0xFFE0000000000001, 0x7FD0000000000000], dtype=np.uint64)])
     exp = []
     for u in a.tolist():
         x = f64_from_bits(u)
         if x != 0 and abs(x) < 2.0 ** -1022:
             x = math.copysign(0.0, x)
         v = m_div(1.0, x, "f64", "rn")
+        if v != 0 and abs(v) < 2.0 ** -1022:        # 1/a for |a| > 2^1022: a subnormal result
+            v = math.copysign(0.0, v)
         exp.append(CANON64 if math.isnan(v) else f64_bits(v))
     check(kernel("frcp", "f64", 1, kind="approx", ftz=True)(a), exp, a, what="rcp.approx.ftz.f64")
 

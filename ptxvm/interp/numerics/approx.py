@@ -31,14 +31,21 @@ PI = math.pi
 
 #: Error bounds the PTX ISA states for the approximate instructions.
 #: ``metric``: "abs" (absolute error), "rel" (relative error) or "ulp" (units in
-#: the last place of the f32 result); ``bounds``: list of (input range, bound).
+#: the last place of the f32 result); ``bounds``: list of (input range, bound), the
+#: first range holding the input applies; ``else``: where the ISA bounds the inputs
+#: outside those ranges in another metric (lg2), the same shape.  Inputs outside every
+#: range have no bound (sin/cos beyond 100 pi: "only best effort").
 APPROX_BOUNDS = {
+    # §9.7.3.18/19: absolute 2^-20.5 on [-2pi, 2pi], 2^-14.7 on [-100pi, 100pi].
     "sin": {"ptx": "sin.approx{.ftz}.f32", "section": "9.7.3.18", "metric": "abs",
-            "bounds": [((-PI, PI), 2.0**-20.9), ((-100 * PI, 100 * PI), 2.0**-20.5)]},
+            "bounds": [((-2 * PI, 2 * PI), 2.0**-20.5), ((-100 * PI, 100 * PI), 2.0**-14.7)]},
     "cos": {"ptx": "cos.approx{.ftz}.f32", "section": "9.7.3.19", "metric": "abs",
-            "bounds": [((-PI, PI), 2.0**-20.9), ((-100 * PI, 100 * PI), 2.0**-20.5)]},
+            "bounds": [((-2 * PI, 2 * PI), 2.0**-20.5), ((-100 * PI, 100 * PI), 2.0**-14.7)]},
+    # §9.7.3.20: absolute 2^-22 for inputs in (0.5, 2), relative 2^-22 for the other
+    # positive finite inputs (an absolute bound cannot hold where the ulp exceeds it).
     "lg2": {"ptx": "lg2.approx{.ftz}.f32", "section": "9.7.3.20", "metric": "abs",
-            "bounds": [((0.0, math.inf), 2.0**-22)]},
+            "bounds": [((0.5, 2.0), 2.0**-22)],
+            "else": {"metric": "rel", "bounds": [((0.0, math.inf), 2.0**-22)]}},
     "ex2": {"ptx": "ex2.approx{.ftz}.f32", "section": "9.7.3.21", "metric": "ulp",
             "bounds": [((-math.inf, math.inf), 2.0)]},
     "rcp": {"ptx": "rcp.approx{.ftz}.f32", "section": "9.7.3.13", "metric": "ulp",
@@ -107,12 +114,13 @@ def _f64_canon(r):
 @errstate
 def rcp_approx(a, ftz=False):
     """``rcp.approx{.ftz}.f32`` -> correctly rounded 1/a.  For float64 input this is
-    ``rcp.approx.ftz.f64`` (§9.7.3.14): f64 subnormals flushed when ``ftz``, NaN
-    input -> canonical NaN (the ISA maps NaNs to a canonical NaN for it)."""
+    ``rcp.approx.ftz.f64`` (§9.7.3.14): "subnormal inputs and results are flushed to
+    sign-preserving zero" (1/a of |a| > 2^1022 is subnormal, so 0), NaN input -> canonical
+    NaN (the ISA maps NaNs to a canonical NaN for it)."""
     a = np.asarray(a)
     if a.dtype == F64:
         if ftz:
-            a = _ftz64(a)
+            return _f64_canon(_ftz64(frcp(_ftz64(a), "rn")))
         return _f64_canon(frcp(a, "rn"))
     return frcp(a.astype(F32), "rn", ftz=ftz)
 

@@ -278,14 +278,16 @@ def fdiv(b: ir.IRBuilder, x: ir.Value, y: ir.Value, *, kind: str = "rn", ftz: bo
 
 def frcp(b: ir.IRBuilder, x: ir.Value, *, kind: str = "rn", ftz: bool = False) -> ir.Value:
     """``rcp.rnd{.ftz}.f32`` / ``rcp.rnd.f64`` (IEEE 1/x), ``rcp.approx{.ftz}.f32`` (correctly
-    rounded, within the 1-ulp bound) and ``rcp.approx.ftz.f64`` (f64 subnormal inputs flushed
-    when ``ftz``, RN reciprocal, every NaN result the canonical 0xfff8000000000000)."""
+    rounded, within the 1-ulp bound) and ``rcp.approx.ftz.f64`` (§9.7.3.14: subnormal inputs
+    and results flushed when ``ftz``, RN reciprocal, every NaN result the canonical
+    0xfff8000000000000), as the interpreter's ``rcp_approx``."""
     fmt = fmt_of(x, "rcp")
     if kind == "approx":
         if fmt is FMT32:
             return fdiv(b, fc(fmt, 1.0), x, kind="rn", ftz=ftz)
         xx = flush(b, x) if ftz else x
         r = b.fdiv(fc(fmt, 1.0), xx)
+        r = flush(b, r) if ftz else r
         return b.select(is_nan(b, r), fbits(fmt, fmt.canon_nan), r)
     if kind not in RNDS:
         raise UnsupportedError(f"rcp: unknown kind .{kind}")
