@@ -168,6 +168,8 @@ class Verifier:
         if d is not None:
             if ins.opcode in ("ld", "st") and ins.mod("vec") == "v8" and d.types and d.types[0].bits * 8 > 128:
                 self._check_v8(ins)
+            if ins.opcode.startswith("wgmma."):
+                self._check_wgmma_target(ins)
             self._shape(ins, d, scope, ctx)
         for name in ctx.undeclared:
             self.error(f"`{name}` is not declared (no label, variable, function or prototype has this name)",
@@ -271,6 +273,13 @@ class Verifier:
         elif self.module.sm is not None and self.module.sm < 100:
             self.error(f"`{ins.full_opcode}`: .v8 loads and stores need sm_100 or later, "
                        f"this module targets sm_{self.module.sm}", ins.span)
+
+    def _check_wgmma_target(self, ins: Instruction) -> None:
+        """wgmma (PTX ISA 9.0 §9.7.15) exists on sm_90a only: an arch-specific feature, absent from
+        sm_90 and from sm_100a and later (ptxas 13.0: "not supported on .target 'sm_90'")."""
+        if self.module.target and "sm_90a" not in self.module.target:
+            self.error(f"`{ins.full_opcode}` needs `.target sm_90a` (wgmma is an sm_90a feature, PTX ISA "
+                       f"§9.7.15); this module targets {', '.join(self.module.target)}", ins.span)
 
     def _whole_vector(self, ins: Instruction, op: Register, decl: VarDecl, role: isa.OperandRole,
                       d: isa.Decoded, width: int | None) -> None:
