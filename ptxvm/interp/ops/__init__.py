@@ -25,5 +25,6 @@ def load_all() -> dict[str, Callable]:
     from . import (arith, async_copy, atomics, compare, control, convert, floating, integer,  # noqa: F401
                    logic, matrix, memory, move, sync, warp)  # (registration; the chapter files of lift.ops)
     from . import texture, surface  # noqa: F401  (PTX ISA §9.7.10-11)
+    from . import wgmma  # noqa: F401  (PTX ISA §9.7.15)
     from . import mbarrier  # noqa: F401  (PTX ISA §9.7.13.15, §9.7.9.25.4)
     return IMPLS
