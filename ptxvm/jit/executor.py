@@ -27,7 +27,7 @@ from ..machine.launch import PLAIN, Environment, Geometry, LaunchStats
 from ..machine.memory import DeviceMemory, MemoryFault
 from ..machine.printf import format_printf
 from ..machine.reports import MATRIX_OPS, BarrierWait, BlockWait, WaitSite, cp_async_too_big, kernel_fault, matrix_trap
-from . import devrt
+from . import devrt, texture
 from . import layout as L
 from .program import JitProgram, compile_kernel
 from .scratch import ScratchPool
@@ -186,6 +186,11 @@ class _Batch:
                 if L.State.INTERRUPTED in codes:
                     raise KeyboardInterrupt
                 if any(c > 0 for c in codes):
+                    if self.launch.program.compact:
+                        # Chunks that ended cleanly wrote no record (jit.compact): their threads exited.
+                        for (s, m), code in zip(chunks, codes):
+                            if code == 0:
+                                self.view["state"][s:s + m] = L.State.EXITED
                     self._fatal(self.view["state"])
                 if not any(codes):        # every thread exited (no pass over the records)
                     break
@@ -444,7 +449,7 @@ class _Batch:
             addr_in -= 1 << 64                  # a constant offset below the block, as written
         if kind == L.FaultKind.STACK:
             raise self._error(KernelFault, t, _stack_message(size, addr, self.launch.program.local_window))
-        if kind == L.FaultKind.HEAP:
+        if kind in (L.FaultKind.HEAP, L.FaultKind.TEXTURE):
             msg, address, space = self.heap_faults.get(t, ("bad free", addr, "global"))
             raise self._error(KernelFault, t, msg, address=address, space=space)
         if kind == L.FaultKind.BAD_CALL:
@@ -479,6 +484,8 @@ class _Batch:
     def _on_host_call(self, thr: int, op: int, operand: int) -> int:
         """malloc/free from inside a `.func` (generated code calls this; it must not raise)."""
         t = (thr - self.records.ctypes.data) // self.stride
+        if op == L.HostCall.TEXTURE:             # no remap: textures allocate nothing
+            return texture.host_call(self, t, operand)
         memory = self.launch.memory
         try:
             if op == L.HostCall.MALLOC:

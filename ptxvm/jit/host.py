@@ -24,7 +24,9 @@ from ..lift.nan import defer_nan_canonicalisation
 from ..machine import cdp
 from ..passes.shared_loads import shared_load_groups
 from . import layout as L
+from . import texture as texture_call
 from .checked import CheckedMemory
+from .compact import add_compact_driver
 from .driver import add_driver
 from .resume import lower_stops
 from .state import HostFunctionState, Stop, field_ptr, host_state
@@ -55,14 +57,26 @@ class HostHooks(CheckedMemory, TargetHooks):
         self.exchanges = False            # some instruction exchanges values across a warp
         self.kernel_stack = 0             # bytes of the kernel's own `.param` buffers (host stack)
         self.max_frame = 0                # the largest `.func` frame cost (bytes)
+        self.kernel_stops = 0             # stops the kernel's lowering made (barriers, warp, printf, yields)
+        self.host_calls = False           # calls back into the executor (malloc/free in a `.func`, textures)
+        self.compact = False              # the driver runs threads without a record each (jit/compact)
 
     @property
     def record_bytes(self) -> int:
         """Bytes of a thread record (the executor's stride), once every function is lowered."""
         return (L.THREAD_HEADER + 8 * self.save_slots + 15) // 16 * 16
 
+    texture = texture_call.lower         # tex, tld4, txq, suld, sust, sured, suq (lift.ops.texture)
+
     def finish_module(self, ml, entry: ir.Function) -> None:
-        add_driver(ml.llmod, entry, self.record_bytes)
+        # A kernel that never stops runs each thread start to end in one call: one record per host
+        # thread serves them all. The executor's callback (X_HOST_CALL) finds a thread by its
+        # record's place, so kernels that call it keep a record per thread.
+        self.compact = self.kernel_stops == 0 and not self.host_calls and __import__("os").environ.get("VJIT_NOCOMPACT") is None
+        if self.compact:
+            add_compact_driver(ml.llmod, entry, self.record_bytes)
+        else:
+            add_driver(ml.llmod, entry, self.record_bytes)
 
     # ------------------------------------------------------------------ ABI
     def kernel_signature(self) -> ir.FunctionType:
@@ -215,6 +229,8 @@ class HostHooks(CheckedMemory, TargetHooks):
 
     # ------------------------------------------------------------------ context access
     def ctx(self, fl: FunctionLowering, slot: int) -> ir.Value:
+        if slot == L.X_HOST_CALL:
+            self.host_calls = True        # the executor's callback: it finds the thread by its record
         return fl.b.load(fl.b.gep(host_state(fl).ctx, [I64(slot)]))
 
     def thr(self, fl: FunctionLowering, offset: int, ty: ir.Type) -> ir.Value:
@@ -253,6 +269,7 @@ class HostHooks(CheckedMemory, TargetHooks):
             self.max_frame = max(self.max_frame, cost)
             return
         self.kernel_stack = self._frame_cost(fl)
+        self.kernel_stops += len(st.stops)
         self.save_slots = max(self.save_slots, lower_stops(fl, st))
 
     # ------------------------------------------------------------------ control

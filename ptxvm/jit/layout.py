@@ -89,6 +89,7 @@ class FaultKind:
     STACK = 4
     BAD_CALL = 5
     HEAP = 6                     # a bad free inside a .func: the executor holds the message
+    TEXTURE = 7                  # a refused texture/surface access (jit.texture): the executor holds the message
 
 
 class Space:
@@ -112,6 +113,7 @@ class HostCall:
     """Operations of the X_HOST_CALL callback (a `.func` cannot stop for the executor)."""
     MALLOC = 1
     FREE = 2                     # returns 0, or 1 when the pointer is no live block (a fault)
+    TEXTURE = 3                  # operand: a jit.texture call buffer; returns 0, or 1 (a fault)
 
 
 def thread_dtype(record_bytes: int) -> np.dtype:

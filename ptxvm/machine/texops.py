@@ -11,27 +11,17 @@ which the executor turns into its KernelFault for that thread.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Callable, Iterator
 
 import numpy as np
 
-from ..errors import UnsupportedError
-from ..ir import nodes as ir
+from ..ir.texture import Plan, plan, unsupported
 from ..ir.types import ScalarType
 from . import texfetch
 from .textures import AddressMode, CudaArray, SurfaceObject, TextureObject, lookup
 
 F32 = np.float32
 UINT = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
-
-# Coordinate vector layout per geometry: (a leading layer index, spatial axes).
-TEX_GEOMS = {"1d": (False, 1), "2d": (False, 2), "3d": (False, 3), "a1d": (True, 1), "a2d": (True, 2),
-             "cube": (False, 3), "acube": (True, 3)}
-SURF_GEOMS = {"1d": (False, 1), "2d": (False, 2), "3d": (False, 3), "a1d": (True, 1), "a2d": (True, 2)}
-_COMPONENTS = {"r": 0, "g": 1, "b": 2, "a": 3}
-QUERIES = ("width", "height", "depth", "array_size")
-RED_OPS = ("add", "min", "max", "and", "or")
 RED_TYPES = {"u32": np.uint32, "s32": np.int32, "b32": np.uint32, "u64": np.uint64, "s64": np.int64,
              "b64": np.uint64}
 
@@ -42,150 +32,6 @@ class TextureError(Exception):
     def __init__(self, index: int, message: str) -> None:
         super().__init__(message)
         self.index, self.message = index, message
-
-
-@dataclass(frozen=True)
-class Plan:
-    """What an instruction does, decided once from its text (operands stay IR nodes: each
-    executor reads them its own way)."""
-
-    op: str                            # tex, tld4, txq, suq, suld, sust, sured
-    full_opcode: str
-    geom: str = ""
-    layered: bool = False
-    axes: int = 0
-    dtype: ScalarType | None = None    # tex/tld4: the result type; surfaces: the element type
-    integer: bool = False              # tex: .s32 coordinates (texel indices)
-    component: int = 0                 # tld4
-    query: str = ""                    # txq / suq
-    vec: int = 1                       # surfaces: elements per access
-    mode: str = "trap"                 # surfaces: out-of-range handling
-    red: str = ""                      # sured: the operation
-    handle: ir.Operand | None = None   # the address operand's base (register, parameter, reference)
-    layer: ir.Operand | None = None
-    coords: tuple = ()                 # spatial coordinate operands, x first
-    coord_type: ScalarType = ScalarType.S32
-    dests: tuple = ()                  # destination operands (tex, tld4, txq, suq, suld)
-    pred: ir.Operand | None = None     # tex/tld4's optional predicate destination
-    values: tuple = ()                 # sust/sured source operands
-
-    @property
-    def nbytes(self) -> int:
-        return self.vec * self.dtype.bits // 8
-
-    @property
-    def reference(self) -> str | None:
-        """The `.texref`/`.surfref` name when the instruction names one (no register or parameter)."""
-        return self.handle.name if isinstance(self.handle, ir.Symbol) else None
-
-
-def unsupported(ins: ir.Instruction, why: str) -> UnsupportedError:
-    span = ins.span
-    return UnsupportedError(f"`{ins.full_opcode}` {why}", filename=span.filename, line=span.line or None,
-                            column=span.column or None)
-
-
-def _geom(ins: ir.Instruction, table) -> str:
-    for m in ins.modifiers:
-        if m in table:
-            return m
-    raise unsupported(ins, f"has a geometry ptxvm does not execute (supported: {', '.join(table)})")
-
-
-def _elements(op) -> tuple:
-    return tuple(op.elements) if isinstance(op, ir.Vector) else (op,)
-
-
-def _coord_operands(ins, a: ir.Address, n: int, layered: bool, surface: bool):
-    if len(a.extra) == 2 and not surface:
-        raise unsupported(ins, "names an explicit sampler ([tex, sampler, coords], independent texture "
-                               "mode), which ptxvm does not execute yet")
-    if len(a.extra) != 1 or (not surface and not isinstance(a.extra[0], ir.Vector) and n + layered > 1):
-        raise unsupported(ins, "has a coordinate operand ptxvm does not read")
-    elems = _elements(a.extra[0])
-    if len(elems) < n + layered:
-        raise unsupported(ins, f"needs {n + layered} coordinates, has {len(elems)}")
-    return (elems[0] if layered else None), elems[layered:layered + n]
-
-
-def _dest(d):
-    pred = None
-    if isinstance(d, ir.Pair):
-        d, pred = d.first, d.second
-    return _elements(d), pred
-
-
-def plan(ins: ir.Instruction) -> Plan:
-    """The instruction's plan; an UnsupportedError (located) for a form ptxvm does not execute."""
-    op = ins.opcode
-    if op in ("tex", "tld4"):
-        return _plan_fetch(ins)
-    if op in ("txq", "suq"):
-        q = next((m for m in ins.modifiers if m in QUERIES), None)
-        if q is None or ins.has("level") or len(ins.operands) != 2:
-            raise unsupported(ins, "queries an attribute ptxvm does not report yet "
-                                   "(it reports .width, .height, .depth, .array_size)")
-        a = ins.operands[1]
-        return Plan(op, ins.full_opcode, query=q, handle=a.base if isinstance(a, ir.Address) else a,
-                    dests=(ins.operands[0],))
-    if op in ("suld", "sust", "sured"):
-        return _plan_surface(ins)
-    raise unsupported(ins, "is not a texture or surface instruction")
-
-
-def _plan_fetch(ins: ir.Instruction) -> Plan:
-    if ins.opcode == "tld4":
-        geom = _geom(ins, {"2d": 0, "a2d": 0})
-        comp = next((_COMPONENTS[m] for m in ins.modifiers if m in _COMPONENTS), None)
-        dtype, ctype = ins.types[0], ScalarType.F32
-        if comp is None or len(ins.operands) != 2 or dtype.value not in ("f32", "s32", "u32"):
-            raise unsupported(ins, "has a form ptxvm does not execute (offset/depth operands, no .comp)")
-    else:
-        geom = _geom(ins, TEX_GEOMS)
-        comp = 0
-        dtype, ctype = ins.types[0], ins.types[1]
-        if dtype.value not in ("f32", "s32", "u32") or ctype.value not in ("f32", "s32"):
-            raise unsupported(ins, f"returns .{dtype.value} from .{ctype.value} coordinates; ptxvm "
-                                   "executes .f32/.s32/.u32 results from .f32/.s32 coordinates")
-        want = 2 if ins.has("grad") else 1 if ins.has("level") else 0
-        if len(ins.operands) - 2 != want:
-            raise unsupported(ins, "has offset or depth-compare operands, which ptxvm does not execute")
-    layered, n = TEX_GEOMS[geom]
-    a = ins.operands[1]
-    if not isinstance(a, ir.Address):
-        raise unsupported(ins, "has a texture operand ptxvm does not read")
-    layer, coords = _coord_operands(ins, a, n, layered, False)
-    dests, pred = _dest(ins.operands[0])
-    return Plan(ins.opcode, ins.full_opcode, geom=geom, layered=layered, axes=n, dtype=dtype,
-                integer=ctype.kind != "f", component=comp, handle=a.base, layer=layer, coords=coords,
-                coord_type=ctype, dests=dests, pred=pred)
-
-
-def _plan_surface(ins: ir.Instruction) -> Plan:
-    geom = _geom(ins, SURF_GEOMS)
-    t = ins.types[0]
-    mode = next((m for m in ("trap", "clamp", "zero") if ins.has(m)), "trap")   # §9.7.11: .trap default
-    red = ""
-    if ins.opcode == "sured":
-        red = next((m for m in ins.modifiers if m in RED_OPS), "")
-        if not ins.has("b") or not red or t.value not in RED_TYPES:
-            raise unsupported(ins, "is a form ptxvm does not execute (it runs sured.b with "
-                                   ".add/.min/.max/.and/.or on 32/64-bit integers)")
-        vec = 1
-    else:
-        if not ins.has("b") or t.bits not in (8, 16, 32, 64):
-            raise unsupported(ins, "is a formatted (.p) or unsized access ptxvm does not execute yet")
-        vec = 4 if ins.has("v4") else 2 if ins.has("v2") else 1
-    layered, n = SURF_GEOMS[geom]
-    load = ins.opcode == "suld"
-    a = ins.operands[1] if load else ins.operands[0]
-    if not isinstance(a, ir.Address):
-        raise unsupported(ins, "has a surface operand ptxvm does not read")
-    layer, coords = _coord_operands(ins, a, n, layered, True)
-    data = _elements(ins.operands[0] if load else ins.operands[1])
-    return Plan(ins.opcode, ins.full_opcode, geom=geom, layered=layered, axes=n, dtype=t, vec=vec, mode=mode,
-                red=red, handle=a.base, layer=layer, coords=coords, dests=data if load else (),
-                values=() if load else data)
 
 
 # ---------------------------------------------------------------------------- objects

@@ -12,7 +12,7 @@ import pytest
 import ptxvm
 from tests.models import texture as model
 
-EXECUTORS = ["interp"]          # the host JIT joins when it lowers tex
+EXECUTORS = ["interp", "cpu"]
 
 _HEAD = """.version 8.0
 .target sm_80

@@ -11,7 +11,7 @@ import pytest
 import ptxvm
 from tests.models import texture as model
 
-EXECUTORS = ["interp"]
+EXECUTORS = ["interp", "cpu"]
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "nvcc"
 BUILDS = sorted(p.parent.name for p in FIXTURES.glob("*/imaging.ptx"))
 f32 = np.float32

@@ -1,5 +1,5 @@
 """Texture and surface references (tests/ptx/textures/texref.ptx) bound with Module.bind_texture,
-and the JIT's refusal of texture instructions until it lowers them."""
+on every host executor."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 import ptxvm
 from tests.models import texture as model
 
-EXECUTORS = ["interp"]
+EXECUTORS = ["interp", "cpu"]
 PTX = Path(__file__).resolve().parents[1] / "ptx" / "textures" / "texref.ptx"
 
 
@@ -63,9 +63,12 @@ def test_bind_texture_checks_the_name_and_kind():
         m.bind_texture("sref", ptxvm.TextureObject(np.zeros(4, np.float32)))
 
 
-def test_cpu_refuses_tex_with_its_location():
-    pytest.importorskip("llvmlite")
+@pytest.mark.parametrize("executor", EXECUTORS)
+def test_float_fetch_of_linear_memory_is_a_located_fault(executor):
+    """A reference bound to linear memory (tex1Dfetch's kind) sampled with float coordinates:
+    the same fault, naming the instruction, its line and the thread, on every executor."""
     m = _module()
     m.bind_texture("tref", np.zeros(4, np.float32))
-    with pytest.raises(ptxvm.UnsupportedError, match=r"texref\.ptx:\d+:\d+: .*`tex\.1d\.v4\.f32\.f32"):
-        m["blur_ref"](1, 4, [np.zeros(4, np.float32), 4], device="cpu")
+    with pytest.raises(ptxvm.KernelFault, match=r"(?s)texref\.ptx:25:\d+: .*`tex\.1d\.v4\.f32\.f32` samples "
+                                                 r"linear memory with float coordinates.*thread \(0, 0, 0\)"):
+        m["blur_ref"](1, 4, [np.zeros(4, np.float32), 4], device=executor)

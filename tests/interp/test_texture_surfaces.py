@@ -9,7 +9,7 @@ import pytest
 import ptxvm
 from tests.models import texture as model
 
-EXECUTORS = ["interp"]
+EXECUTORS = ["interp", "cpu"]
 
 _HEAD = """.version 8.0
 .target sm_80
@@ -99,7 +99,10 @@ def test_sured_add_and_max(executor):
     before = a.astype(np.int64)
     xs = [0, 0, 4, 4, 4, 12, 20]
     ys = [0, 0, 1, 1, 1, 2, 0]
+    # The barrier orders every add before every max on every executor (the host JIT runs a
+    # thread on to its next stop, so without it one thread's max could precede another's add).
     body = """sured.b.add.2d.u32.zero [%rd1, {%r6, %r7}], %r1;
+    bar.sync 0;
     sured.b.max.2d.u32.clamp [%rd1, {%r6, %r7}], 0x7fffffff;"""
     launch(executor, body, ptxvm.SurfaceObject(arr), xs, ys)
     want = before.copy()
