@@ -16,6 +16,7 @@ from llvmlite import ir
 from ..errors import UnsupportedError
 from ..ir import nodes as ptx
 from ..ir.calls_check import check_calls
+from ..machine.mbarrier import WAIT_OPCODES as MBARRIER_WAITS
 from ..passes import CallGraph, NanBlindRegisters
 from .function import I8P, I32, FunctionLowering
 from .hooks import TargetHooks
@@ -170,7 +171,7 @@ def _may_spin(module: ptx.Module) -> bool:
         if f.body is None:
             continue
         for ins in f.body.instructions():
-            if ins.opcode in ("atom", "red", "nanosleep"):
+            if ins.opcode in ("atom", "red", "nanosleep") or ins.opcode in MBARRIER_WAITS:
                 return True
             if ins.opcode in ("ld", "ldu") and any(m in ins.modifiers for m in ("volatile", "relaxed", "acquire")):
                 return True

@@ -88,6 +88,7 @@ def test_opcode_classes_come_from_the_table() -> None:
     assert opcodes_in(OpClass.WARP_SYNC) == {"shfl", "bar.warp.sync", "vote", "match", "activemask", "redux.sync",
                                              "wmma.load", "wmma.store", "wmma.mma", "mma", "ldmatrix",
                                              "stmatrix", "movmatrix"}
-    assert opcodes_in(OpClass.CTA_SYNC) == {"bar", "barrier"}
+    assert opcodes_in(OpClass.CTA_SYNC) == {"bar", "barrier", "mbarrier.test_wait", "mbarrier.test_wait.parity",
+                                            "mbarrier.try_wait", "mbarrier.try_wait.parity"}
     assert {"wmma.load", "mma", "ldmatrix", "wgmma.mma_async"} <= opcodes_in(OpClass.FRAGMENT)
     assert not opcodes_in(OpClass.FRAGMENT) & {"ld", "st", "mov", "shfl"}
