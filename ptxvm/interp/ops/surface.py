@@ -1,5 +1,5 @@
 """Surface loads, stores and reductions on the interpreter (PTX ISA 9.0 §9.7.11 suld.b, sust.b,
-sured.b; suq is with txq in ``texture``): operand readers around machine.surfops."""
+sured.b, suq): operand readers around machine.surfops (suq shares txq's query)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,12 @@ from ...ir import nodes as ir
 from ...machine import surfops
 from ..program import CompileContext, reader, writer
 from . import impl
-from .texture import call, operands
+from .texture import call, operands, query_op
+
+
+@impl("suq")
+def _suq(ctx: CompileContext, ins: ir.Instruction):
+    return query_op(ctx, ins)
 
 
 @impl("suld")

@@ -86,8 +86,8 @@ def _tld4(ctx: CompileContext, ins: ir.Instruction):
     return _fetch(ctx, ins, texops.tld4)
 
 
-@impl("txq", "suq")
-def _query(ctx: CompileContext, ins: ir.Instruction):
+@impl("txq")
+def query_op(ctx: CompileContext, ins: ir.Instruction):
     p = texops.plan(ins)
     d = writer(ctx, p.dests[0], ScalarType.B32, ins)
     handle_r = handle_source(ctx, ins, p)
@@ -97,4 +97,4 @@ def _query(ctx: CompileContext, ins: ir.Instruction):
     return run, 0, -1
 
 
-__all__ = ["TextureFault", "handle_source", "operands", "call"]
+__all__ = ["TextureFault", "handle_source", "operands", "call", "query_op"]

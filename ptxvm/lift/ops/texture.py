@@ -44,8 +44,8 @@ def _bits(fl: FunctionLowering, op: ptx.Operand, t: ScalarType) -> ir.Value:
     return to_bits(fl.b, fl.read(op, t), t)
 
 
-@lowers("tex", "tld4", "txq", "suq", "suld", "sust", "sured")
-def _texture(fl: FunctionLowering, ins: ptx.Instruction) -> None:
+@lowers("tex", "tld4", "txq")
+def lower_texture(fl: FunctionLowering, ins: ptx.Instruction) -> None:
     p = plan(ins)
     hook = getattr(fl.hooks, "texture", None)
     if hook is None:
@@ -67,3 +67,6 @@ def _texture(fl: FunctionLowering, ins: ptx.Instruction) -> None:
         fl.write(e, p.dtype, to_value(b, resize(b, v, width, False), p.dtype))
     if p.pred is not None:
         fl.write(p.pred, ScalarType.PRED, I1(1))     # the texel is always resident
+
+
+__all__ = ["lower_texture", "handle_value"]
