@@ -1,0 +1,108 @@
+"""Texture instructions in the host JIT's own situations: a fetch inside a called `.func` (which
+the JIT does not inline: its callback works where a stop could not), handles loaded from global
+memory, many CTAs on parallel host threads; each against the interpreter bit for bit and the
+independent model in tests/models/texture.py."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ptxvm
+from tests.models import texture as model
+
+pytest.importorskip("llvmlite")
+
+# out[i] = luminance-free sum of the 4 channels of tex2D(texs[i % 2], x_i + 0.25, y_i), where the
+# handle comes from a table in global memory and the fetch is in a called .func.
+PTX = """.version 8.0
+.target sm_80
+.address_size 64
+
+.func (.reg .f32 s) fetch_sum(.reg .b64 t, .reg .f32 x, .reg .f32 y)
+{
+    .reg .f32 %f<8>;
+    tex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [t, {x, y}];
+    add.f32 %f5, %f1, %f2;
+    add.f32 %f6, %f3, %f4;
+    add.f32 s, %f5, %f6;
+    ret;
+}
+
+.visible .entry k(.param .u64 texs, .param .u64 xs, .param .u64 ys, .param .u64 out, .param .u32 n)
+{
+    .reg .b32 %r<8>;
+    .reg .f32 %f<8>;
+    .reg .b64 %rd<16>;
+    .reg .pred %p<2>;
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r2, %ctaid.x;
+    mov.u32 %r3, %ntid.x;
+    mad.lo.s32 %r4, %r2, %r3, %r1;
+    ld.param.u32 %r5, [n];
+    setp.ge.s32 %p1, %r4, %r5;
+    @%p1 bra DONE;
+    and.b32 %r6, %r4, 1;
+    mul.wide.u32 %rd1, %r6, 8;
+    ld.param.u64 %rd2, [texs];
+    add.s64 %rd2, %rd2, %rd1;
+    ld.global.u64 %rd3, [%rd2];
+    mul.wide.s32 %rd4, %r4, 4;
+    ld.param.u64 %rd5, [xs];
+    add.s64 %rd5, %rd5, %rd4;
+    ld.global.f32 %f1, [%rd5];
+    add.f32 %f1, %f1, 0f3E800000;
+    ld.param.u64 %rd6, [ys];
+    add.s64 %rd6, %rd6, %rd4;
+    ld.global.f32 %f2, [%rd6];
+    call.uni (%f3), fetch_sum, (%rd3, %f1, %f2);
+    ld.param.u64 %rd7, [out];
+    add.s64 %rd7, %rd7, %rd4;
+    st.global.f32 [%rd7], %f3;
+DONE:
+    ret;
+}
+"""
+
+
+def _run(executor: str, texs, xs, ys):
+    n = xs.size
+    out = np.zeros(n, np.float32)
+    table = np.array([t.handle for t in texs], np.uint64)
+    ptxvm.Module(PTX, "jit_texture.ptx")["k"]((n + 63) // 64, 64, [table, xs, ys, out, n], device=executor)
+    return out
+
+
+def test_fetch_in_a_called_function_from_a_handle_table_many_ctas():
+    rng = np.random.default_rng(5)
+    data = [rng.standard_normal((6, 9, 4)).astype(np.float32) for _ in range(2)]
+    texs = [ptxvm.TextureObject(ptxvm.CudaArray.from_numpy(data[0], channels=4), filter_mode="linear",
+                                address_mode="border", border_color=(1, 2, 3, 4)),
+            ptxvm.TextureObject(ptxvm.CudaArray.from_numpy(data[1], channels=4), filter_mode="linear",
+                                address_mode="wrap", normalized_coords=True)]
+    n = 64 * 40
+    xs = rng.uniform(-3, 12, n).astype(np.float32)
+    ys = rng.uniform(-3, 9, n).astype(np.float32)
+    ys[1::2] /= np.float32(6)
+    xs[1::2] /= np.float32(9)
+    got = _run("cpu", texs, xs, ys)
+    np.testing.assert_array_equal(got.view(np.uint32), _run("interp", texs, xs, ys).view(np.uint32))
+    want = []
+    for i in range(n):
+        t = data[i % 2].reshape(1, 6, 9, 4)
+        kw = dict(modes=("border",) * 3, filter_mode="linear", border=(1, 2, 3, 4)) if i % 2 == 0 else \
+            dict(modes=("wrap",) * 3, filter_mode="linear", normalized=True)
+        v = model.fetch(t, [np.float32(xs[i] + np.float32(0.25)), ys[i]], **kw)
+        want.append(np.float32(np.float32(v[0] + v[1]) + np.float32(v[2] + v[3])))
+    np.testing.assert_array_equal(got, np.array(want, np.float32))
+
+
+def test_bad_handle_in_the_table_is_a_fault_of_the_thread_in_the_function():
+    arr = ptxvm.CudaArray((4, 4), np.float32, channels=4)
+    good = ptxvm.TextureObject(arr)
+    xs = np.zeros(4, np.float32)
+    for executor in ("interp", "cpu"):
+        bogus = type("H", (), {"handle": 0xDEAD})()
+        with pytest.raises(ptxvm.KernelFault, match=r"(?s)texture handle 0xdead is not a texture object.*"
+                                                     r"thread \(1, 0, 0\).*tex\.2d\.v4\.f32\.f32"):
+            _run(executor, [good, bogus], xs, xs)
