@@ -41,6 +41,7 @@ from functools import cache
 
 import numpy as np
 
+from ..ir import nodes as ir
 from .fragments import Fragment
 
 WARPGROUP = 128
@@ -97,6 +98,63 @@ def combination(dtype: str, atype: str, btype: str) -> None:
 def transposable(atype: str) -> bool:
     """imm-trans-a/b exist only for .f16/.bf16 (other types are K-major only)."""
     return atype in ("f16", "bf16")
+
+
+@dataclass(frozen=True)
+class Form:
+    """A checked wgmma.mma_async: types, N, K, which operands are where."""
+    dtype: str
+    atype: str
+    btype: str
+    n: int
+    k: int
+    a_in_regs: bool
+    scale_a: int
+    scale_b: int
+    trans_a: bool
+    trans_b: bool
+    satfinite: bool
+    bitop: str | None
+
+
+def _imm(ins: ir.Instruction, op: ir.Operand, what: str, allowed: tuple[int, ...]) -> int:
+    if not isinstance(op, ir.Immediate) or int(op.value) not in allowed:
+        raise WgmmaError(f"needs {what} as an integer constant {' or '.join(map(str, allowed))}, "
+                         f"not `{op}` (PTX ISA §9.7.15.5.2)")
+    return int(op.value)
+
+
+def parse(ins: ir.Instruction) -> Form:
+    """The instruction's form; WgmmaError naming what the ISA does not allow."""
+    if ins.form == "b1":
+        dtype, atype, btype = ins.types[0].value, "b1", "b1"
+        if ins.mod("mma_bitop") != "and":
+            raise WgmmaError("with .b1 operands takes .and.popc only (PTX ISA §9.7.15.5.2)")
+    else:
+        if len(ins.types) != 3:
+            raise WgmmaError("needs the types .dtype.atype.btype (PTX ISA §9.7.15.5.2)")
+        dtype, atype, btype = (t.value for t in ins.types)
+    combination(dtype, atype, btype)
+    n = shape_n(ins.mod("wgmma_shape"), atype)
+    sat = ins.mod("satfinite") is not None
+    if sat and atype not in ("s8", "u8"):
+        raise WgmmaError("allows .satfinite with integer operands only (PTX ISA §9.7.15.5.2)")
+    ops = ins.operands
+    a_in_regs = isinstance(ops[1], ir.Vector)
+    trans_ok = transposable(atype)
+    floating = atype not in ("s8", "u8", "b1")
+    imms = (2 if floating else 0) + (0 if not trans_ok else (1 if a_in_regs else 2))
+    if len(ops) != 4 + imms:
+        what = "d, a, b-desc, scale-d" + (", imm-scale-a, imm-scale-b" if floating else "") + \
+            ((", imm-trans-b" if a_in_regs else ", imm-trans-a, imm-trans-b") if trans_ok else "")
+        raise WgmmaError(f"takes {4 + imms} operands here ({what}), not {len(ops)} (PTX ISA §9.7.15.5.2)")
+    rest = list(ops[4:])
+    sa = _imm(ins, rest.pop(0), "imm-scale-a", (-1, 1)) if floating else 1
+    sb = _imm(ins, rest.pop(0), "imm-scale-b", (-1, 1)) if floating else 1
+    ta = bool(_imm(ins, rest.pop(0), "imm-trans-a", (0, 1))) if trans_ok and not a_in_regs else False
+    tb = bool(_imm(ins, rest.pop(0), "imm-trans-b", (0, 1))) if trans_ok else False
+    return Form(dtype, atype, btype, n, AB_TYPES[atype][0], a_in_regs, sa, sb, ta, tb, sat,
+                ins.mod("mma_bitop"))
 
 
 # ------------------------------------------------------------------ descriptors
@@ -235,6 +293,6 @@ def d_regs(dtype: str, n: int) -> int:
     return n // 4 if dtype == "f16" else n // 2
 
 
-__all__ = ["WARPGROUP", "M", "AB_TYPES", "INT_N", "WgmmaError", "shape_n", "combination", "transposable",
+__all__ = ["Form", "parse", "WARPGROUP", "M", "AB_TYPES", "INT_N", "WgmmaError", "shape_n", "combination", "transposable",
            "Descriptor", "decode", "decode_fields", "encode", "Term", "layout", "swizzle_address", "bit_offsets",
            "element_addresses", "d_coords", "a_coords", "a_warp_fragment", "d_regs"]

@@ -11,7 +11,7 @@ import pytest
 import ptxvm
 from models import wgmma as G
 
-EXECUTORS = ("interp",)         # "cpu" joins with the lowering (lift/ops/wgmma.py)
+EXECUTORS = ("interp", "cpu")
 HEADER = ".version 8.4\n.target sm_90a\n.address_size 64\n"
 
 

@@ -13,8 +13,6 @@ perhaps from registers; the arithmetic is mma's rule (ops.tensor_math, isa/instr
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from ...ir import nodes as ir
@@ -29,64 +27,11 @@ from .tensor_regs import bad, check_regs, load_elements
 _SIGN = {"f16": 15, "bf16": 15, "tf32": 31, "e4m3": 7, "e5m2": 7}
 
 
-@dataclass(frozen=True)
-class Form:
-    """A checked wgmma.mma_async: types, N, K, which operands are where."""
-    dtype: str
-    atype: str
-    btype: str
-    n: int
-    k: int
-    a_in_regs: bool
-    scale_a: int
-    scale_b: int
-    trans_a: bool
-    trans_b: bool
-    satfinite: bool
-    bitop: str | None
-
-
-def _imm(ins: ir.Instruction, op: ir.Operand, what: str, allowed: tuple[int, ...]) -> int:
-    if not isinstance(op, ir.Immediate) or int(op.value) not in allowed:
-        raise bad(ins, f"needs {what} as an integer constant {' or '.join(map(str, allowed))}, "
-                       f"not `{op}` (PTX ISA §9.7.15.5.2)")
-    return int(op.value)
-
-
-def parse_form(ins: ir.Instruction) -> Form:
-    """The instruction's form, or a located error naming what the ISA does not allow."""
-    if ins.form == "b1":
-        dtype, atype, btype = ins.types[0].value, "b1", "b1"
-        if ins.mod("mma_bitop") != "and":
-            raise bad(ins, "with .b1 operands takes .and.popc only (PTX ISA §9.7.15.5.2)")
-    else:
-        if len(ins.types) != 3:
-            raise bad(ins, "needs the types .dtype.atype.btype (PTX ISA §9.7.15.5.2)")
-        dtype, atype, btype = (t.value for t in ins.types)
+def parse_form(ins: ir.Instruction) -> W.Form:
     try:
-        W.combination(dtype, atype, btype)
-        n = W.shape_n(ins.mod("wgmma_shape"), atype)
+        return W.parse(ins)
     except W.WgmmaError as e:
         raise bad(ins, str(e)) from None
-    sat = ins.mod("satfinite") is not None
-    if sat and atype not in ("s8", "u8"):
-        raise bad(ins, "allows .satfinite with integer operands only (PTX ISA §9.7.15.5.2)")
-    ops = ins.operands
-    a_in_regs = isinstance(ops[1], ir.Vector)
-    trans_ok = W.transposable(atype)
-    floating = atype not in ("s8", "u8", "b1")
-    imms = (2 if floating else 0) + (0 if not trans_ok else (1 if a_in_regs else 2))
-    if len(ops) != 4 + imms:
-        what = "d, a, b-desc, scale-d" + (", imm-scale-a, imm-scale-b" if floating else "") + \
-            ((", imm-trans-b" if a_in_regs else ", imm-trans-a, imm-trans-b") if trans_ok else "")
-        raise bad(ins, f"takes {4 + imms} operands here ({what}), not {len(ops)} (PTX ISA §9.7.15.5.2)")
-    rest = list(ops[4:])
-    sa = _imm(ins, rest.pop(0), "imm-scale-a", (-1, 1)) if floating else 1
-    sb = _imm(ins, rest.pop(0), "imm-scale-b", (-1, 1)) if floating else 1
-    ta = bool(_imm(ins, rest.pop(0), "imm-trans-a", (0, 1))) if trans_ok and not a_in_regs else False
-    tb = bool(_imm(ins, rest.pop(0), "imm-trans-b", (0, 1))) if trans_ok else False
-    return Form(dtype, atype, btype, n, W.AB_TYPES[atype][0], a_in_regs, sa, sb, ta, tb, sat,
-                ins.mod("mma_bitop"))
 
 
 def warpgroups_of(b, lanes: np.ndarray, ins: ir.Instruction) -> np.ndarray:
@@ -221,4 +166,4 @@ def _wait_group(ctx: CompileContext, ins: ir.Instruction):
     return (lambda b, lanes: None), 0, -1
 
 
-__all__ = ["parse_form", "Form", "warpgroups_of"]
+__all__ = ["parse_form", "warpgroups_of"]
