@@ -32,7 +32,6 @@ def _load_all() -> None:
     from . import (arith, async_copy, atomics, compare, control, convert, floating, integer,  # noqa: F401
                    logic, matrix, memory, move, surface, sync, texture, warp)  # (registration; the same chapter files as interp.ops)
     from . import wgmma  # noqa: F401  (PTX ISA §9.7.15)
-    from . import wgmma  # noqa: F401  (PTX ISA §9.7.15)
     from . import mbarrier  # noqa: F401  (PTX ISA §9.7.13.15, §9.7.9.25.4)
 
 
