@@ -34,9 +34,12 @@ _TOKEN = re.compile(r"""
   | (?P<badf>0[fFdD][0-9a-fA-F]*(?![\w.]))
   | (?P<reg>%[\w$]+(?:\.[A-Za-z]\w*)?)
   | (?P<name>[A-Za-z_$][\w$]*(?:\.[A-Za-z]\w*)?)
-  | (?P<punct>[\[\]{}(),|!+*;])
+  | (?P<punct>[\[\]{}(),|!+*;~<>/&^-])
   | (?P<bad>.)
 """, re.X | re.S)
+
+# Tokens after an integer literal that continue a constant expression.
+_CONST_FOLLOW = frozenset({"+", "*", "-", "/", "<", ">", "&", "^"})
 
 _COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 _CLOSE = {"[": "]", "{": "}", "(": ")"}
@@ -110,52 +113,104 @@ def _named(text: str) -> Register | Symbol:
 
 
 def _is_const_start(kind: str, text: str) -> bool:
-    return kind == "int" or (kind == "name" and text == WARP_SZ)
+    """Can an operand that is an integer constant expression start here? (`(` opens a call's
+    operand list in operand position, so only an offset after `+` may start with it.)"""
+    return kind == "int" or (kind == "name" and text == WARP_SZ) or text in ("-", "~")
 
 
-def _const_term(c: _Cursor) -> int:
+def _is_offset_start(kind: str, text: str) -> bool:
+    return _is_const_start(kind, text) or text in ("(", "+", "!")
+
+
+# Binary operators of integer constant expressions (PTX ISA §4.6.2, C precedence; higher binds
+# tighter). `%` is not here: `7%2` lexes as a register. Comparisons, `&&`, `||` and `?:` are
+# not folded (ptxvm reports them as unexpected characters). `|` only inside parentheses: outside
+# them it is the `d|p` pair.
+_BINARY = {"*": 6, "/": 6, "+": 5, "-": 5, "<<": 4, ">>": 4, "&": 3, "^": 2, "|": 1}
+
+
+def _binary_op(c: _Cursor, in_parens: bool) -> tuple[str, int] | None:
+    """The binary operator at the cursor (not taken), as (operator, tokens it spans)."""
+    kind, text, _ = c.peek()
+    if kind == "int" and text.startswith("-"):
+        return "-lit", 0          # `a-4` lexes as `a` `-4`: the literal carries the minus
+    if text in ("<", ">") and c.toks[c.i + 1][1] == text:
+        return text * 2, 2
+    if text in _BINARY and (text != "|" or in_parens):
+        return text, 1
+    return None
+
+
+def _const_expr(c: _Cursor, min_prec: int = 0, in_parens: bool = False) -> int:
+    """An integer constant expression, folded (§4.6.2: ptxas folds them, so the IR holds the
+    value): unary `+ - ~ !`, parentheses, `* /`, `+ -`, `<< >>`, `&`, `^`, `|`; 64-bit."""
+    value = _const_unary(c, in_parens)
+    while True:
+        op = _binary_op(c, in_parens)
+        if op is None:
+            return value
+        name, width = op
+        prec = _BINARY["-" if name == "-lit" else name]
+        if prec < min_prec:
+            return value
+        pos = c.peek()[2]
+        c.i += width
+        k, t, p = c.peek()
+        if name != "-lit" and not _is_offset_start(k, t):
+            c.fail(f"expected an integer constant after `{name}`, found {_show(k, t)}", p)
+        rhs = _const_expr(c, prec + 1, in_parens)
+        if name in ("+", "-lit"):
+            value += rhs
+        elif name == "-":
+            value -= rhs
+        elif name == "*":
+            value *= rhs
+        elif name == "/":
+            if rhs == 0:
+                c.fail("division by zero in a constant expression", pos)
+            q = abs(value) // abs(rhs)           # C: the quotient truncates toward zero
+            value = q if (value < 0) == (rhs < 0) else -q
+        elif name == "<<":
+            value = _wrap64(value << (rhs & 63))
+        elif name == ">>":
+            value >>= rhs & 63
+        elif name == "&":
+            value &= rhs
+        elif name == "^":
+            value ^= rhs
+        else:
+            value |= rhs
+
+
+def _wrap64(v: int) -> int:
+    v &= (1 << 64) - 1
+    return v - (1 << 64) if v >> 63 else v
+
+
+def _const_unary(c: _Cursor, in_parens: bool) -> int:
     kind, text, pos = c.take()
-    while text == "+":   # unary plus: `1++2`
-        kind, text, pos = c.take()
-    if kind == "name" and text == WARP_SZ:
-        value = WARP_SIZE
-    elif kind == "int":
-        value = _offset(c, text, pos)
-    else:
-        c.fail(f"expected an integer constant, found {_show(kind, text)}", pos)
-        raise AssertionError  # unreachable
-    while c.peek()[1] == "*":
-        c.take()
-        value *= _const_term_atom(c)
-    return value
-
-
-def _const_term_atom(c: _Cursor) -> int:
-    kind, text, pos = c.take()
+    if text == "+":
+        return _const_unary(c, in_parens)
+    if text == "-":
+        return -_const_unary(c, in_parens)
+    if text == "~":
+        return ~_const_unary(c, in_parens)
+    if text == "!":
+        return int(not _const_unary(c, in_parens))
+    if text == "(":
+        value = _const_expr(c, 0, True)
+        c.expect(")", "`)` closing the constant expression")
+        return value
     if kind == "name" and text == WARP_SZ:
         return WARP_SIZE
     if kind == "int":
         return _offset(c, text, pos)
-    c.fail(f"expected an integer constant after `*`, found {_show(kind, text)}", pos)
+    c.fail(f"expected an integer constant, found {_show(kind, text)}", pos)
     raise AssertionError  # unreachable
 
 
-def _const_rest(c: _Cursor, value: int) -> int:
-    """`+ k`, `- k` (lexed as a negative literal), `* k` continuing a constant expression
-    (§4.6.2: integer constant expressions; ptxas folds them, so the IR holds the value)."""
-    while True:
-        kind, text, pos = c.peek()
-        if text == "+":
-            c.take()
-            value += _const_term(c)
-        elif kind == "int" and text.startswith("-"):
-            value += _const_term(c)
-        else:
-            return value
-
-
 def _constant(c: _Cursor) -> Immediate:
-    return Immediate(_const_rest(c, _const_term(c)), ImmKind.INT)
+    return Immediate(_const_expr(c), ImmKind.INT)
 
 
 def _after_name(c: _Cursor, base: Register | Symbol) -> Operand:
@@ -173,9 +228,9 @@ def _after_name(c: _Cursor, base: Register | Symbol) -> Operand:
     if t == "+":
         c.take()
         k2, t2, p2 = c.peek()
-        if not _is_const_start(k2, t2):
+        if not _is_offset_start(k2, t2):
             c.fail(f"expected an integer constant after `{base}+`, found {_show(k2, t2)}", p2)
-        return Offset(base, _const_rest(c, _const_term(c)))
+        return Offset(base, _const_expr(c))
     return base
 
 
@@ -200,7 +255,7 @@ def _sink(c: _Cursor) -> Operand:
 def _operand(c: _Cursor) -> Operand:
     kind, text, pos = c.peek()
     if _is_const_start(kind, text):
-        if kind == "int" and c.toks[c.i + 1][1] not in ("+", "*") and \
+        if kind == "int" and c.toks[c.i + 1][1] not in _CONST_FOLLOW and \
                 not (c.toks[c.i + 1][0] == "int" and c.toks[c.i + 1][1].startswith("-")):
             c.take()
             try:
@@ -230,11 +285,34 @@ def _operand(c: _Cursor) -> Operand:
         return Negated(_named(t2))
     if text == "[":
         return _address(c, pos)
+    if text == "(" and (value := _paren_expr(c)) is not None:
+        return Immediate(value, ImmKind.INT)
     if text in ("{", "("):
         items = _list(c, _CLOSE[text], allow_empty=text == "(")
         return Vector(items) if text == "{" else ParenList(items)
     c.fail(f"expected an operand, found {_show(kind, text)}", pos)
     raise AssertionError  # unreachable
+
+
+def _paren_expr(c: _Cursor) -> int | None:
+    """`(1+2)*3`: a constant expression that starts with `(` (its `(` taken), or None (cursor
+    unchanged) where the parentheses are an operand list (call's `(a, b)`; `(k)` alone stays
+    one, as before)."""
+    start = c.i
+    depth, i = 1, start
+    while depth and c.toks[i][0] != "end":   # the matching `)`
+        t = c.toks[i][1]
+        depth += (t == "(") - (t == ")")
+        i += 1
+    if depth:
+        return None
+    c.i = i
+    follows = _binary_op(c, False) is not None
+    c.i = start
+    if not follows:
+        return None
+    c.i -= 1
+    return _const_expr(c)
 
 
 def _list(c: _Cursor, close: str, allow_empty: bool) -> tuple[Operand, ...]:
@@ -282,7 +360,7 @@ def _address(c: _Cursor, open_pos: int) -> Address:
     elif _is_const_start(kind, text):
         base = None
         c.i -= 1
-        offset = _const_rest(c, _const_term(c))
+        offset = _const_expr(c)
     else:
         c.fail(f"expected a register, variable or address inside `[ ]`, found {_show(kind, text)}", pos)
     if base is not None:
@@ -290,11 +368,14 @@ def _address(c: _Cursor, open_pos: int) -> Address:
         if t == "+":
             c.take()
             k, t, p = c.peek()
-            if not _is_const_start(k, t):
+            if not _is_offset_start(k, t):
                 c.fail(f"expected an integer offset after `+`, found {_show(k, t)}", p)
-            offset = _const_rest(c, _const_term(c))
-        elif k == "int" and t.startswith("-"):
-            offset = _const_rest(c, 0)
+            offset = _const_expr(c)
+        elif (k == "int" and t.startswith("-")) or t == "-":
+            # ptxas 13.0: "Parsing error near '-'"; a negative offset is written `[a+-4]` (§6.4.1).
+            fix = f"[{base}+{t}]" if t != "-" else f"[{base}+-k]"
+            c.fail(f"address offsets are added (ptxas refuses `-` after the base inside `[ ]`): "
+                   f"write `{fix}`", p)
     extra: list[Operand] = []
     while True:
         k, t, p = c.take()
@@ -312,7 +393,7 @@ _ATOM = re.compile(r"""
   | (?P<int>-?(?:0[xX][0-9a-fA-F]+|0[bB][01]+|\d+)U?)
   | (?P<flt>-?(?:\d+\.\d*|\.\d+)(?:[eE][+-]?\d+)?|-?\d+[eE][+-]?\d+)
   | (?P<name>[A-Za-z_$][\w$]*(?:\.[A-Za-z]\w*)?)
-  | \[[ \t]*(?P<abase>%[\w$]+|[A-Za-z_$][\w$]*)[ \t]*(?:\+[ \t]*(?P<aoff>-?(?:0[xX][0-9a-fA-F]+|\d+))|(?P<aneg>-(?:0[xX][0-9a-fA-F]+|\d+)))?[ \t]*\]
+  | \[[ \t]*(?P<abase>%[\w$]+|[A-Za-z_$][\w$]*)[ \t]*(?:\+[ \t]*(?P<aoff>-?(?:0[xX][0-9a-fA-F]+|\d+)))?[ \t]*\]
 """, re.X)
 _SPECIAL = re.compile(r"[{(|!/\n]")
 _atoms: dict[str, Operand] = {}
@@ -332,11 +413,11 @@ def _atom(text: str) -> Operand | None:
             op = _register(text)
         elif kind == "name":
             op = Sink() if text == "_" else Immediate(WARP_SIZE) if text == WARP_SZ else _named(text)
-        elif kind in ("abase", "aoff", "aneg"):
+        elif kind in ("abase", "aoff"):
             b = m.group("abase")
             if b == WARP_SZ:
                 return None
-            off = m.group("aoff") or m.group("aneg")
+            off = m.group("aoff")
             op = Address(_named(b), parse_int(off)[0] if off else 0)
         else:
             op = _immediate(kind, text)

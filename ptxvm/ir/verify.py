@@ -351,6 +351,11 @@ class Verifier:
         if kind is isa.RoleKind.ADDR:
             if not isinstance(op, Address):
                 self.error(f"operand `{op}` of `{ins.full_opcode}` must be an address `[...]`", ins.span, at=str(op))
+            elif op.base is None and not op.extra and ins.mod("space") != "local":
+                # §6.4.1 lists `[imm]`; ptxas 13.0 takes it only in .local ("Immediate addresses
+                # allowed only for .local state space"), so a generic or .global one is refused.
+                self.error(f"`{ins.full_opcode}`: an immediate address `{op}` is allowed only in the "
+                           ".local state space", ins.span, at=str(op))
             return
         if isinstance(op, Offset) and kind is not isa.RoleKind.SRC:
             # ptxas: "Result register required"; branch targets and callees are plain names.

@@ -381,7 +381,11 @@ CASES: list[Case] = [
     # ------------------------------------------------------------------ valid but unusual
     Case("newer_version_warns", ".version 9.9\n.target sm_80\n.address_size 64\n", None,
          warning="PTX ISA 9.9 is newer than"),
-    Case("negative_offset", kernel("ld.global.f32 %f1, [%rd1+-4];\nld.global.f32 %f1, [%rd1-8];"), None),
+    Case("negative_offset", kernel("ld.global.f32 %f1, [%rd1+-4];"), None),
+    Case("negative_offset_minus", kernel("ld.global.f32 %f1, [%rd1+-4];\nld.global.f32 %f1, [%rd1-8];"),
+         PtxSyntaxError, ((L + 1, 25, "address offsets are added (ptxas refuses `-` after the base inside "
+                                   "`[ ]`): write `[%rd1+-8]`"),),
+         notes="ptxas 13.0: \"Parsing error near '-'\" (tests/data/ptxas_forms.json addr/*/minus)"),
     Case("pair_destination", kernel("shfl.sync.down.b32 %r1|%p1, %r2, 1, 31, -1;"), None),
     Case("sink_operand", kernel("mov.b64 {%r1, _}, %rd1;"), None),
     Case("hex_float_literals", kernel("mov.f32 %f1, 0f3F800000;\nmov.f64 %rd1, 0d3FF0000000000000;"), None),

@@ -22,10 +22,7 @@ VERDICTS = json.loads((HERE / "verdicts.json").read_text())["files"]
 
 
 # file -> why ptxvm and ptxas disagree today (strict: an agreement shows as XPASS)
-DISAGREE = {
-    "address_minus_rejected.ptx": "ptxvm accepts the address `[p-4]`, which ptxas rejects "
-                                  "(\"Parsing error near '-': syntax error\"; it takes `[p+-4]`)",
-}
+DISAGREE: dict[str, str] = {}
 
 
 def _cases():

@@ -30,12 +30,6 @@ OUT = Path(__file__).resolve().parents[2] / "data" / "ptxas_forms.json"
 DISAGREEMENTS: dict[str, str] = {
     "warp_sz/f32": "immediate-type rule: ptxvm takes an integer constant for a .f32 mov (ptxas: "
                    "'Arguments mismatch'); not special to WARP_SZ, `mov.f32 %f1, 32;` is the same",
-    "warp_sz/addr": "immediate addresses: ptxas allows `[imm]` only in .local; ptxvm allows it in every space",
-    "expr/addr_imm_global": "immediate addresses: ptxas allows `[imm]` only in .local; ptxvm allows it in every space",
-    "expr/addr_sym_minus": "`[base-imm]`: ptxas wants `[base+-imm]`; ptxvm also takes `[base-imm]` "
-                           "(tests/bad_inputs/catalogue.py 'negative_offset' pins it as accepted)",
-    "expr/addr_reg_minus": "`[base-imm]`: ptxas wants `[base+-imm]`; ptxvm also takes `[base-imm]` "
-                           "(tests/bad_inputs/catalogue.py 'negative_offset' pins it as accepted)",
     "const/float_sum": "floating-point constant expressions (`1.0+2.0`) are not folded by ptxvm",
     "vecreg/mov_v2": "isa/instructions.toml has no .v2/.v4 form of mov (PTX ISA §9.7.9.1 has mov.v2/.v4)",
 }
@@ -216,6 +210,58 @@ def cases() -> list[tuple[str, str]]:
     }
     for k, body in exprs.items():
         add(f"expr/{k}", body)
+
+    # ---------------------------------------------------------------- address offsets (§6.4.1)
+    # ptxas 13.0: `[base+k]` only, k any integer constant expression (so `[a+-4]`, `[a+(-4)]`,
+    # `[a+- 4]`); `[a-4]` is a syntax error; `[imm]` only in .local. Per state space and base.
+    bases = {"global": ("%rd1", "arr"), "shared": ("%rd1", "%r1"), "local": ("%rd1",),
+             "param": ("out",), "generic": ("%rd1",)}
+    offsets = {"plus": "+4", "plus_neg": "+-4", "minus": "-4", "minus_hex": "-0x10",
+               "plus_neg_hex": "+-0x10", "plus_paren_neg": "+(-4)", "plus_space_neg": "+- 4",
+               "plus_expr": "+(4-8)", "plus_shift": "+(1<<4)", "plus_not": "+~3",
+               "plus_neg_mul": "+(-4)*2", "plus_big": "+4294967296", "plus_min32": "+-2147483648",
+               "minus_spaced": " - 4", "minus_minus": "--4"}
+    for space, names in bases.items():
+        sp = "" if space == "generic" else f".{space}"
+        for b in names:
+            blabel = {"%rd1": "rd", "%r1": "r", "arr": "sym", "out": "param"}[b]
+            for olabel, off in offsets.items():
+                add(f"addr/{space}/{blabel}/{olabel}", f"ld{sp}.u32 %r2, [{b}{off}];")
+        add(f"addr/{space}/imm", f"ld{sp}.u32 %r2, [0x100];")
+        add(f"addr/{space}/imm_neg", f"ld{sp}.u32 %r2, [-4];")
+    addr_more = {
+        "st_global_minus": "st.global.u32 [%rd1-4], %r1;",
+        "st_global_plus_neg": "st.global.u32 [%rd1+-4], %r1;",
+        "st_global_imm": "st.global.u32 [0x100], %r1;",
+        "st_local_imm": "st.local.u32 [0x100], %r1;",
+        "st_shared_imm": "st.shared.u32 [0x100], %r1;",
+        "atom_global_plus_neg": "atom.global.add.u32 %r1, [%rd1+-4], 1;",
+        "atom_global_minus": "atom.global.add.u32 %r1, [%rd1-4], 1;",
+        "atom_shared_imm": "atom.shared.add.u32 %r1, [0x100], 1;",
+        "red_global_minus": "red.global.add.u32 [%rd1-4], 1;",
+        "reg_first": "ld.global.u32 %r1, [4+%rd1];",
+        "neg_reg_first": "ld.global.u32 %r1, [-4+%rd1];",
+        "value_sym_minus": "mov.u64 %rd2, arr-4;",
+        "value_sym_plus_neg": "mov.u64 %rd2, arr+-4;",
+        "value_reg_minus": "mov.u64 %rd2, %rd1-4;",
+        "value_reg_plus_neg": "mov.u64 %rd2, %rd1+-4;",
+    }
+    for k, body in addr_more.items():
+        add(f"addr/{k}", body)
+    consts = {
+        "paren_diff": "mov.u32 %r1, 2+(3*4);",
+        "shift": "mov.u32 %r1, 1<<4;",
+        "shift_right": "mov.u32 %r1, 256>>4;",
+        "neg_paren": "mov.u32 %r1, -(4);",
+        "neg_spaced": "mov.u32 %r1, - 4;",
+        "not": "mov.u32 %r1, ~0;",
+        "div": "mov.u32 %r1, 7/2;",
+        "and_xor": "mov.u32 %r1, 12&10^1;",
+        "or_paren": "mov.u32 %r1, 2+(1|4);",
+        "src_paren": "add.u32 %r1, %r2, 2+(1<<2);",
+    }
+    for k, body in consts.items():
+        add(f"constexpr/{k}", body)
 
     # ---------------------------------------------------------------- vector registers
     vec = {
