@@ -166,7 +166,10 @@ def _run_batch(program: Program, b: Batch, max_steps: int) -> None:
             if b.divergent_steps % FAIRNESS_PERIOD == FAIRNESS_PERIOD - 1:
                 # Forward progress (as independent thread scheduling guarantees): now and then
                 # run the threads furthest ahead, so a lock holder is not starved by spinners.
-                hi = int(np.where(choose, b.pc, -1).max())
+                # Over every runnable thread, spinners too: two poll loops that wait for each
+                # other (mbarrier producer/consumer warps) alternate between "all polling" and
+                # "one polling", and a period-64 turn could always fall on the second kind.
+                hi = int(np.where(runnable, b.pc, -1).max())
                 if hi != p and hi < n_ops and not ops[hi].warp_sync:
                     p = hi
             here = pcs == p
