@@ -284,8 +284,7 @@ def _cuxx_tickets(name, dev, var="sm80"):
     np.testing.assert_array_equal(sums, [255 * 256 // 2] * 2)
 
 
-@CASES.case("libcuxx_barrier", "cuxx_block_barrier", xfail="cuda::barrier compiles to mbarrier.init/arrive/test_wait: "
-      "`mbarrier.init.shared.b64` is not supported by the interpreter yet / has no lowering to LLVM yet")
+@CASES.case("libcuxx_barrier", "cuxx_block_barrier")      # cuda::barrier: mbarrier.init/arrive/test_wait
 def _cuxx_barrier(name, dev, var="sm80"):
     x, out = ints(256, seed=74), np.zeros(256, I32)
     kernel("libcuxx_barrier", name, var)(1, 256, (x, out), device=dev)
