@@ -28,9 +28,6 @@ CORPUS = sorted([*FIXTURES.glob("nvcc/sm80/*.ptx"), *FIXTURES.glob("numba/*.ptx"
 # file -> (what the error names, why): the same for every target.
 EXPECTED_UNSUPPORTED = {
     "nvcc/sm80/cdp.ptx": ("__cudaCDP2GetParameterBufferV2", "dynamic parallelism: HIP has no device-side kernel launch"),
-    "nvcc/sm80/libcuxx_barrier.ptx": ("mbarrier.init", "no LLVM lowering of mbarrier (cuda::barrier) yet"),
-    "nvcc/sm80/sync_primitives.ptx": ("mbarrier.init", "no LLVM lowering of mbarrier (cuda::barrier) yet; "
-                                      "its counted `bar.sync 1, %r1` translates"),
     "nvcc/sm80/texture_surface.ptx": ("tex.2d", "no LLVM lowering of textures yet"),
     "nvcc/sm80/imaging.ptx": ("tex.2d", "no LLVM lowering of textures yet"),
     "triton/matmul_kernel_64x64x32_sm90.ptx": ("wgmma.fence", "no LLVM lowering of wgmma (Hopper tensor cores)"),

@@ -13,7 +13,7 @@ from ptxvm.cli import main
 TESTS = Path(__file__).resolve().parents[1]
 PROBE = TESTS / "golden" / "amdgpu" / "probe.ptx"
 ELEMENTWISE = TESTS / "fixtures" / "nvcc" / "sm80" / "elementwise.ptx"
-REFUSED = TESTS / "fixtures" / "nvcc" / "sm80" / "sync_primitives.ptx"
+REFUSED = TESTS / "fixtures" / "nvcc" / "sm80" / "cdp.ptx"      # device-side launches: no HIP equivalent
 
 
 def test_help_has_examples(capsys):
@@ -47,7 +47,8 @@ def test_refused_file_reports_its_line_and_fails(tmp_path, capsys):
     code = main(["translate", str(REFUSED), str(ELEMENTWISE), "--arch", "gfx90a", "-o", str(tmp_path)])
     err = capsys.readouterr().err
     assert code == 1
-    assert f"{REFUSED}:238:2: error: `mbarrier.init.shared.b64 [%r8], %r1;` has no lowering" in err
+    assert (f"{REFUSED}:114:2: error: `call.uni (retval0), __cudaCDP2GetParameterBufferV2, (param0, param1, "
+            "param2, param3);` calls `__cudaCDP2GetParameterBufferV2`") in err
     assert not (tmp_path / "elementwise.gfx90a.hsaco").exists()      # stopped at the first failure
 
 
