@@ -34,6 +34,7 @@ from .llvm_ext import (
 )
 from .memory import AmdFunctionState, MemoryHooks, amd_state, by_value_params
 from .targets import Target
+from .texture import TextureHooks
 from .warp import WarpHooks
 
 _COMPONENT = {"x": 0, "y": 1, "z": 2}
@@ -45,6 +46,7 @@ _EXITED, _TRAPPED = 1, 2          # what a lowered `.func` returns besides 0 (ca
 
 class AmdgpuHooks(DeviceRuntimeHooks, BarrierHooks, MemoryHooks, WarpHooks, AtomicHooks, TargetHooks):
     inline_synchronising = False
+    texture = TextureHooks.texture        # tex, tld4, txq, suld, sust, sured, suq (amdgpu.texture)
 
     def __init__(self, target: Target, layout: ModuleLayout, data_layout: str) -> None:
         self.target, self.layout = target, layout
