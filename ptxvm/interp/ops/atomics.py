@@ -18,18 +18,29 @@ from .memory import _TRACKED, fault_lane, space_of
 _ATOM_OPS = ("add", "inc", "dec", "exch", "cas", "min", "max", "and", "or", "xor")
 
 
+def _elements(op: ir.Operand) -> tuple[ir.Operand, ...]:
+    return op.elements if isinstance(op, ir.Vector) else (op,)
+
+
 @impl("atom", "red")
 def _atom(ctx: CompileContext, ins: ir.Instruction):
     t = ins.types[0]
     op = next((m for m in ins.modifiers if m in _ATOM_OPS), None)
-    if op is None or ins.has("v2") or ins.has("v4") or ins.has("v8"):
+    if op is None:
         raise ctx.unsupported(ins, "is not executable yet")
+    # Vector atomics (sm_90, §9.7.13.5: .v2/.v4 .f32, .v2/.v4/.v8 of halves): each element is
+    # its own atomic at a + i*size (atomicity per element, none across the vector), done in
+    # element order; d and b are brace vectors of the width.
+    width = next((int(m[1:]) for m in ins.modifiers if m in ("v2", "v4", "v8")), 1)
     is_red = ins.opcode == "red"
     space = space_of(ins)
     a_idx = 0 if is_red else 1
     addr = address(ctx, ins.operands[a_idx], space, ins)
-    vals = [reader(ctx, o, t, ins) for o in ins.operands[a_idx + 1:]]
-    dst = None if is_red else writer(ctx, ins.operands[0], t, ins)
+    srcs = [op_ for op_ in ins.operands[a_idx + 1:] if not _is_policy(op_, ins)]
+    vals = [[reader(ctx, e, t, ins) for e in _elements(o)] for o in srcs]
+    dsts = None if is_red else [writer(ctx, e, t, ins) for e in _elements(ins.operands[0])]
+    if any(len(v) != width for v in vals) or (dsts is not None and len(dsts) != width):
+        raise ctx.unsupported(ins, f"needs {width}-element vectors for its value operands")
     apply = None
     if t.value in ("f16", "f16x2", "bf16", "bf16x2"):
         if op not in ("add", "min", "max", "exch", "cas"):
@@ -43,37 +54,52 @@ def _atom(ctx: CompileContext, ins: ir.Instruction):
                 return np.asarray(fn(cur, v, t.value)).astype(ut)
     vt = np.dtype(UINT[t.bits]) if t.value in ("f16", "f16x2", "bf16", "bf16x2") else numpy_dtype(t)
     size = max(t.bits // 8, 1)
+    whole = size * width
 
     def run(b, lanes):
         a = addr(b, lanes)
-        args = [v(b, lanes).view(vt) for v in vals]
+        args = [[v(b, lanes).view(vt) for v in per] for per in vals]
         try:
-            check_alignment(a, size, space)
-            old = atomic_rmw(b, space, a, lanes, op, args, vt, apply)
+            check_alignment(a, whole, space)
+            if width > 1:
+                bad = faulting_lanes(b, space, a, whole, write=True)
+                if bad is not None and bad.any():
+                    raise MemoryFault("vector atomic out of bounds", 0, int(a[bad][0]), space)
+            olds = [atomic_rmw(b, space, a + np.uint64(i * size), lanes, op, [x[i] for x in args], vt, apply)
+                    for i in range(width)]
         except MemoryFault as e:
             # Nothing was written; the threads in range complete (the fault-write rule of ..access).
-            bad = faulting_lanes(b, space, a, size, write=True)
+            bad = faulting_lanes(b, space, a, whole, write=True)
             if bad is None:
                 raise fault_lane(e, a, lanes) from None
             ok = ~bad
             if ok.any():
                 try:
-                    done(b, a[ok], lanes[ok], [x[ok] for x in args],
-                         atomic_rmw(b, space, a[ok], lanes[ok], op, [x[ok] for x in args], vt, apply))
+                    sub = [[x[ok] for x in per] for per in args]
+                    olds = [atomic_rmw(b, space, a[ok] + np.uint64(i * size), lanes[ok], op,
+                                       [x[i] for x in sub], vt, apply) for i in range(width)]
+                    done(b, a[ok], lanes[ok], sub, olds)
                 except MemoryFault as e2:
                     raise fault_lane(e2, a[ok], lanes[ok]) from None
-            raise first_fault(b, space, a, size, lanes, bad, write=True) from None
-        done(b, a, lanes, args, old)
+            raise first_fault(b, space, a, whole, lanes, bad, write=True) from None
+        done(b, a, lanes, args, olds)
 
-    def done(b, a, lanes, args, old):
-        if b.memory.writes is not None and space in _TRACKED:
-            # A failed compare-and-swap writes nothing; every other atomic writes.
-            wrote = old.view(UINT[size * 8]) == args[0].view(UINT[size * 8]) if op == "cas" else \
-                np.ones(a.shape, dtype=bool)
-            b.memory.writes.record(a[wrote], size, _thread_ids(b, lanes)[wrote])
-        if dst is not None:
-            dst(b, lanes, old.view(UINT[max(t.bits, 8)]))
+    def done(b, a, lanes, args, olds):
+        for i, old in enumerate(olds):
+            ai = a + np.uint64(i * size)
+            if b.memory.writes is not None and space in _TRACKED:
+                # A failed compare-and-swap writes nothing; every other atomic writes.
+                wrote = old.view(UINT[size * 8]) == args[0][i].view(UINT[size * 8]) if op == "cas" else \
+                    np.ones(ai.shape, dtype=bool)
+                b.memory.writes.record(ai[wrote], size, _thread_ids(b, lanes)[wrote])
+            if dsts is not None:
+                dsts[i](b, lanes, old.view(UINT[max(t.bits, 8)]))
     return run, 0, -1
+
+
+def _is_policy(op: ir.Operand, ins: ir.Instruction) -> bool:
+    """The trailing cache-policy operand of `.L2::cache_hint` forms is a hint, not a value."""
+    return op is ins.operands[-1] and any(m.startswith("L2::cache_hint") for m in ins.modifiers)
 
 
 def _apply(op: str, cur, v, cmpv=None):

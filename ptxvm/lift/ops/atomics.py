@@ -36,34 +36,51 @@ def _cas_loop(fl: FunctionLowering, p: ir.Value, ity: ir.Type, new_of) -> ir.Val
     return old
 
 
+def _elements(op: ptx.Operand) -> tuple[ptx.Operand, ...]:
+    return op.elements if isinstance(op, ptx.Vector) else (op,)
+
+
 @lowers("atom", "red")
 def _atom(fl: FunctionLowering, ins: ptx.Instruction) -> None:
     t = ins.types[0]
     op = next((m for m in ins.modifiers if m in _OPS), None)
-    if op is None or any(v in ins.modifiers for v in ("v2", "v4", "v8")):
+    if op is None:
         raise fl.unsupported(ins, "has no LLVM lowering yet")
+    # Vector atomics (sm_90, §9.7.13.5): one scalar atomic per element at a + i*size, in element
+    # order (atomicity per element only), as the interpreter does; on AMD the target's scalar
+    # atomics, so a loop of them.
+    width = next((int(m[1:]) for m in ins.modifiers if m in ("v2", "v4", "v8")), 1)
     is_red = ins.opcode == "red"
     k = 0 if is_red else 1
     size = max(t.bits // 8, 1)
     b = fl.b
     ity = ir.IntType(size * 8)
-    vals = [fl.read(o, t) for o in ins.operands[k + 1:]]
-    p = b.bitcast(pointer(fl, ins, ins.operands[k], size, write=True), ir.PointerType(ity))
+    hint = any(m.startswith("L2::cache_hint") for m in ins.modifiers)
+    srcs = ins.operands[k + 1:len(ins.operands) - 1 if hint else None]
+    per = [_elements(o) for o in srcs]
+    dsts = None if is_red else _elements(ins.operands[0])
+    if any(len(e) != width for e in per) or (dsts is not None and len(dsts) != width):
+        raise fl.unsupported(ins, f"needs {width}-element vectors for its value operands")
+    base = pointer(fl, ins, ins.operands[k], size * width, write=True)
     signed = t.kind == "s"
-    native = fl.hooks.native_atomic(fl, ins, op, t, p, vals)
-    if native is not None:
-        old = native
-    elif t.kind == "f":
-        old = _float_atomic(fl, ins, t, op, p, ity, vals)
-    elif op == "cas":
-        res = b.cmpxchg(p, to_bits(b, vals[0], t), to_bits(b, vals[1], t), "seq_cst", "seq_cst")
-        old = b.extract_value(res, 0)
-    else:
-        rmw = {"add": "add", "and": "and", "or": "or", "xor": "xor", "exch": "xchg", "inc": "uinc_wrap",
-               "dec": "udec_wrap", "min": "min" if signed else "umin", "max": "max" if signed else "umax"}[op]
-        old = b.atomic_rmw(rmw, p, vals[0], "seq_cst")
-    if not is_red:
-        fl.write(ins.operands[0], t, to_value(b, old, t))
+    for i in range(width):
+        vals = [fl.read(e[i], t) for e in per]
+        pi = b.gep(base, [ir.IntType(64)(i * size)]) if i else base
+        p = b.bitcast(pi, ir.PointerType(ity))
+        native = fl.hooks.native_atomic(fl, ins, op, t, p, vals)
+        if native is not None:
+            old = native
+        elif t.kind == "f":
+            old = _float_atomic(fl, ins, t, op, p, ity, vals)
+        elif op == "cas":
+            res = b.cmpxchg(p, to_bits(b, vals[0], t), to_bits(b, vals[1], t), "seq_cst", "seq_cst")
+            old = b.extract_value(res, 0)
+        else:
+            rmw = {"add": "add", "and": "and", "or": "or", "xor": "xor", "exch": "xchg", "inc": "uinc_wrap",
+                   "dec": "udec_wrap", "min": "min" if signed else "umin", "max": "max" if signed else "umax"}[op]
+            old = b.atomic_rmw(rmw, p, vals[0], "seq_cst")
+        if dsts is not None:
+            fl.write(dsts[i], t, to_value(b, old, t))
 
 
 def _float_atomic(fl, ins, t, op, p, ity, vals):
@@ -87,6 +104,6 @@ def _float_atomic(fl, ins, t, op, p, ity, vals):
     if op in ("min", "max"):
         name = "llvm.minnum" if op == "min" else "llvm.maxnum"
         fty = vals[0].type
-        intr = fl.ml.llmod.declare_intrinsic(name, [fty])
+        intr = fl.ml.llmod.declare_intrinsic(name, [fty], ir.FunctionType(fty, [fty, fty]))
         return _cas_loop(fl, p, ity, lambda old: to_bits(b, b.call(intr, [to_value(b, old, t), vals[0]]), t))
     raise fl.unsupported(ins, "has no LLVM lowering for this floating-point atomic")
