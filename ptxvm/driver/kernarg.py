@@ -149,6 +149,11 @@ def _explicit(entry: Mapping[str, Any], p: Any, a: Any, device: str) -> bytes | 
     if isinstance(a, DeviceArray):
         raise LaunchError(f"argument `{p.name}`: a ptxvm.DeviceArray lives in the host executors' memory, "
                           f"which {device} cannot reach; pass a numpy array (a.copy_to_host())")
+    from ..machine.textures import SurfaceObject, TextureObject
+    if isinstance(a, (TextureObject, SurfaceObject)):
+        raise LaunchError(f"argument `{p.name}`: a ptxvm.{type(a).__name__} is a handle into the host executors' "
+                          f"texture table; {device} reads HIP's image descriptors (hipCreateTextureObject), "
+                          "which ptxvm's AMD launchers do not build yet")
     if isinstance(a, np.ndarray) and not p.array:
         problem = host_array_problem(a)
         if problem:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import ptxvm
@@ -135,3 +136,15 @@ def test_emulator_runs_no_image_instructions():
     pytest.skip("the AMD ISA emulator (tinygrad's mock GPU in ../shared/tools/amdgpu-emu) has no handler for "
                 "MIMG image instructions (its CDNA tables have none, its RDNA3 MIMG class is decoded only), "
                 "so translated texture kernels cannot be run on it; they are checked by their assembly")
+
+
+def test_amd_launchers_refuse_host_texture_objects():
+    """A TextureObject's handle indexes the host executors' table; an AMD launch would read it
+    as the address of HIP's descriptor record, so it is refused before anything runs."""
+    from ptxvm.driver import kernarg
+    m = ptxvm.Module(_TLD4)
+    obj = ptxvm.compile(_TLD4, target="gfx1100")
+    tex = ptxvm.TextureObject(ptxvm.CudaArray((2, 2), np.float32))
+    with pytest.raises(ptxvm.LaunchError, match=r"argument `t`: a ptxvm.TextureObject .*HIP's image descriptors"):
+        kernarg.pack(obj.metadata["gather"], m["gather"].params, [tex, np.zeros(4, np.float32)], (1, 1, 1),
+                     (1, 1, 1), device="emu:gfx1100")
