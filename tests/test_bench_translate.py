@@ -38,6 +38,13 @@ def test_bench_translate_quick(capsys):
     assert rows[0]["skipped"] is None and rows[0]["ptxvm_s"] > 0 and rows[0]["ptxas_s"] > 0
     s = report["translate"]["summary"]
     assert s["files"] == 1 and isinstance(s["goal_met"], bool)
+    # issue 16's goal: the median and the largest per-file ratio, and CPU seconds beside wall time
+    assert s["median_ratio"] == s["max_ratio"] == rows[0]["ratio"] and s["max_input"] == "elementwise.ptx"
+    assert s["goal_met"] == (s["median_ratio"] <= bench.GOAL_MEDIAN and s["max_ratio"] <= bench.GOAL_MAX)
+    assert rows[0]["ptxvm_cpu_s"] > 0 and rows[0]["ptxas_cpu_s"] > 0
+    if rows[0]["cpu_ratio"] is not None:       # (the LLVM worker's CPU is read from /proc)
+        assert rows[0]["cpu_ratio"] == rows[0]["ptxvm_cpu_s"] / rows[0]["ptxas_cpu_s"]
+    assert set(report["translate"]["loadavg"]) == {"before", "after"}
 
     q = report["quality"]
     assert {r["kernel"] for r in q["rows"]} == {"vector_add"}
