@@ -30,7 +30,6 @@ EXPECTED_UNSUPPORTED = {
     "nvcc/sm80/cdp.ptx": ("__cudaCDP2GetParameterBufferV2", "dynamic parallelism: HIP has no device-side kernel launch"),
     "nvcc/sm80/texture_surface.ptx": ("tex.2d", "no LLVM lowering of textures yet"),
     "nvcc/sm80/imaging.ptx": ("tex.2d", "no LLVM lowering of textures yet"),
-    "triton/matmul_kernel_64x64x32_sm90.ptx": ("wgmma.fence", "no LLVM lowering of wgmma (Hopper tensor cores)"),
 }
 
 

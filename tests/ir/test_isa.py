@@ -83,11 +83,11 @@ def test_impossible_combinations_are_rejected(text: str) -> None:
 def test_opcode_classes_come_from_the_table() -> None:
     # The ISA's warp-synchronous instructions (§9.7.9.6 shfl.sync, §9.7.13.2 bar.warp.sync,
     # §9.7.13.9-12 vote.sync, match.sync, activemask, redux.sync, §9.7.14 the warp-level matrix
-    # instructions) and CTA barriers (§9.7.13.1).
+    # instructions, §9.7.15 wgmma.mma_async over a warpgroup) and CTA barriers (§9.7.13.1).
     from ptxvm.isa import OpClass, opcodes_in
     assert opcodes_in(OpClass.WARP_SYNC) == {"shfl", "bar.warp.sync", "vote", "match", "activemask", "redux.sync",
                                              "wmma.load", "wmma.store", "wmma.mma", "mma", "ldmatrix",
-                                             "stmatrix", "movmatrix"}
+                                             "stmatrix", "movmatrix", "wgmma.mma_async"}
     assert opcodes_in(OpClass.CTA_SYNC) == {"bar", "barrier", "mbarrier.test_wait", "mbarrier.test_wait.parity",
                                             "mbarrier.try_wait", "mbarrier.try_wait.parity"}
     assert {"wmma.load", "mma", "ldmatrix", "wgmma.mma_async"} <= opcodes_in(OpClass.FRAGMENT)
