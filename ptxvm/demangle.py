@@ -9,7 +9,9 @@ It covers what CUDA front ends emit for kernels and the device functions around 
 namespaces and nested names, templates with type, integer, enum and ``T_`` arguments,
 builtin types, pointers, references (collapsed as C++ does), const/volatile, the
 substitutions ``S_``/``S<n>_`` and ``St``..., constructors, destructors, operators, ABI
-tags, local names (``_ZZ...E4tile``) and vtables. The output is spelled as GNU
+tags, local names (``_ZZ...E4tile``), vtables, argument packs and their ``Dp`` expansions
+(CUB's ``transform_kernel<...>(..., kernel_arg<T>...)``), array and function types
+(``float (*) [10]``, ``void (&)(int)``), lambdas and unnamed types (``{lambda(int)#1}``). The output is spelled as GNU
 ``c++filt`` spells it. On anything outside that set it returns ``None`` and never guesses:
 a wrong name is worse than a mangled one. Pure Python, no imports beyond the standard
 library, so every stage (and ``ptxvm check`` without llvmlite) can use it.
@@ -51,14 +53,32 @@ class _Unsupported(Exception):
 
 @dataclass(frozen=True)
 class _Type:
-    """A type's spelling, with its reference kind kept apart for reference collapsing."""
+    """A type's spelling, with its reference kind kept apart for reference collapsing.
+
+    Array and function types print around a declarator hole, as C++ spells them
+    (``float (*) [10]``, ``void (&)(int)``): ``base`` is left of it, ``right`` the ``[n]`` or
+    ``(params)`` after it, ``decl`` the pointers/references in it. A template argument pack
+    (``J...E``) keeps its elements in ``pack`` so that ``T<n>_`` indices and ``Dp`` expansions
+    see it as one argument."""
 
     base: str
     ref: str = ""            # "", "&" or "&&"
     cv: frozenset[str] = frozenset()   # top-level qualifiers already spelled in `base`
+    right: str = ""
+    decl: str = ""
+    array: bool = False
+    pack: tuple["_Type", ...] | None = None
 
     def __str__(self) -> str:
-        return self.base + self.ref
+        if not self.right:
+            return self.base + self.ref
+        if not self.decl:
+            return f"{self.base} {self.right}"
+        return f"{self.base} ({self.decl}){' ' if self.array else ''}{self.right}"
+
+
+# A substitution candidate whose spelling depends on a pack expansion: referring to it is refused.
+_POISON = _Type("\0")
 
 
 @dataclass
@@ -74,6 +94,8 @@ class _Demangler:
         self.s, self.i = s, 0
         self.subs: list[_Type] = []
         self.tmpl: list[_Type] | None = None   # template arguments T_ refers to
+        self.expanding: int | None = None      # the pack element a `Dp` expansion is spelling
+        self.pack_len: int | None = None
 
     # ---------------------------------------------------------------- reading
     def peek(self, n: int = 1) -> str:
@@ -121,16 +143,22 @@ class _Demangler:
             raise _Unsupported("trailing characters (a clone suffix or an unknown construct)")
         return text
 
-    def encoding(self) -> str:
+    def encoding(self, with_return: bool = True) -> str:
+        """A function's signature; ``with_return=False`` for the function around a local name,
+        which c++filt prints without its return type."""
         name = self.name(top=True)
         if self.i == len(self.s) or self.peek() == "E":
             return name.text + name.suffix          # a variable, or the function of a local name
         ret = ""
         if name.template and not name.ctor_like:
-            ret = str(self.type()) + " "
+            rt = self.type()
+            if rt.right:
+                raise _Unsupported("a function returning an array or function pointer")
+            ret = str(rt) + " " if with_return else ""
         params = []
         while self.i < len(self.s) and self.peek() not in ("E", "."):
             params.append(str(self.type()))
+        params = [p for p in params if p]           # an empty pack expansion prints nothing
         if params == ["void"]:
             params = []
         return f"{ret}{name.text}({', '.join(params)}){name.suffix}"
@@ -157,14 +185,15 @@ class _Demangler:
 
     def local(self) -> _Name:
         self.expect("Z")
-        outer = self.encoding()
+        outer = self.encoding(with_return=False)
         self.expect("E")
         if self.take("s"):
             raise _Unsupported("string literal entity")
         inner = self.name()
         if self.take("_"):
             raise _Unsupported("discriminator")
-        return _Name(f"{outer}::{inner.text}", template=inner.template, ctor_like=inner.ctor_like)
+        return _Name(f"{outer}::{inner.text}", template=inner.template, ctor_like=inner.ctor_like,
+                     suffix=inner.suffix)
 
     def nested(self, top: bool) -> _Name:
         self.expect("N")
@@ -232,6 +261,18 @@ class _Demangler:
             return self._Unqualified("~" + last_source + self.abi_tags(), ctor_like=True)
         if self.take("cv"):
             return self._Unqualified("operator " + str(self.type()), ctor_like=True)
+        if self.take("Ut"):
+            return self._Unqualified(f"{{unnamed type#{self.discriminator()}}}")
+        if self.take("Ul"):
+            params = []
+            while not self.take("E"):
+                if self.i >= len(self.s):
+                    raise _Unsupported("unterminated lambda signature")
+                params.append(str(self.type()))
+            params = [p for p in params if p]
+            if params == ["void"]:
+                params = []
+            return self._Unqualified(f"{{lambda({', '.join(params)})#{self.discriminator()}}}")
         op = _OPERATORS.get(self.peek(2))
         if op is not None:
             self.i += 2
@@ -240,6 +281,14 @@ class _Demangler:
                 raise _Unsupported("c++filt spaces `operator< <T>`; not decoded")
             return self._Unqualified(f"operator{sep}{op}" + self.abi_tags())
         raise _Unsupported(f"unqualified name at {self.i}")
+
+    def discriminator(self) -> int:
+        """The ``[<number>] _`` after a closure or unnamed type: ``_`` is #1, ``<n>_`` is #n+2."""
+        if self.take("_"):
+            return 1
+        n = self.number()
+        self.expect("_")
+        return n + 2
 
     def source_name(self) -> str:
         n = self.number()
@@ -267,7 +316,7 @@ class _Demangler:
             args.extend(self.template_arg())
         if scope:
             self.tmpl = args
-        text = ", ".join(map(str, args))
+        text = ", ".join(t for t in map(str, args) if t)
         return f"<{text}{' ' if text.endswith('>') else ''}>"
 
     def template_arg(self) -> list[_Type]:
@@ -285,7 +334,7 @@ class _Demangler:
                 if self.i >= len(self.s):
                     raise _Unsupported("unterminated pack")
                 pack.extend(self.template_arg())
-            return pack
+            return [_Type(", ".join(t for t in map(str, pack) if t), pack=tuple(pack))]
         return [self.type()]
 
     def literal(self) -> _Type:
@@ -314,6 +363,10 @@ class _Demangler:
         if self.tmpl is None or n >= len(self.tmpl):
             raise _Unsupported("template parameter without arguments in scope")
         value = self.tmpl[n]
+        if value.pack is not None and self.expanding is not None:
+            # Inside `Dp`: the element being expanded (an empty pack expands to nothing).
+            self.pack_len = len(value.pack)
+            value = value.pack[self.expanding] if self.expanding < len(value.pack) else _Type("")
         if substitute:
             self.subs.append(value)
         return value
@@ -325,8 +378,8 @@ class _Demangler:
             return _Type(_STD_SUBS[two])
         self.expect("S")
         n = self.seq_id("_")
-        if n >= len(self.subs):
-            raise _Unsupported("substitution out of range")
+        if n >= len(self.subs) or self.subs[n] is _POISON:
+            raise _Unsupported("substitution out of range or inside a pack expansion")
         return self.subs[n]
 
     # ---------------------------------------------------------------- types
@@ -341,11 +394,48 @@ class _Demangler:
         if code in _BUILTIN_D:
             self.i += 2
             return _Type(_BUILTIN_D[code])
+        if code == "Dp":
+            return self.pack_expansion()
+        if c == "A":
+            self.i += 1
+            n = self.number()
+            self.expect("_")
+            elem = self.type()
+            if elem.right or elem.ref:
+                raise _Unsupported("array of arrays, functions or references")
+            t = _Type(str(elem), right=f"[{n}]", array=True)
+            self.subs.append(t)
+            return t
+        if c == "F":
+            self.i += 1
+            self.take("Y")
+            ret = self.type()
+            if ret.right:
+                raise _Unsupported("a function type returning an array or function pointer")
+            params = []
+            while not self.take("E"):
+                if self.i >= len(self.s) or self.peek() in "RO" and self.peek(2)[1:] == "E":
+                    raise _Unsupported("function type with a ref-qualifier")
+                params.append(str(self.type()))
+            params = [p for p in params if p]
+            if params == ["void"]:
+                params = []
+            t = _Type(str(ret), right=f"({', '.join(params)})")
+            self.subs.append(t)
+            return t
         if c in "rVK":
             words = [w for q, w in (("r", "restrict"), ("V", "volatile"), ("K", "const")) if self.take(q)]
             inner = self.type()
             if inner.ref:
                 raise _Unsupported("cv-qualified reference")
+            if inner.right:
+                if not inner.array or inner.decl:
+                    raise _Unsupported("cv-qualified function type or pointer to array")
+                # cv of an array qualifies its elements: `float const [10]`.
+                t = _Type(inner.base + "".join(" " + w for w in reversed(words)), right=inner.right,
+                          array=True)
+                self.subs.append(t)
+                return t
             # const of a `float* const` typedef'd again is one const (C++ merges them).
             new = [w for w in reversed(words) if w not in inner.cv]
             t = _Type(inner.base + "".join(" " + w for w in new), cv=inner.cv | set(new))
@@ -354,6 +444,19 @@ class _Demangler:
         if c in "PRO":
             self.i += 1
             inner = self.type()
+            if inner.right:
+                decl = inner.decl
+                if decl.startswith("&"):
+                    if c == "P":
+                        raise _Unsupported("pointer to a reference")
+                    # Reference collapsing: only && of && stays &&.
+                    new = "&&" if c == "O" and decl.startswith("&&") else "&"
+                    decl = new + decl.lstrip("&")
+                else:
+                    decl = {"P": "*", "R": "&", "O": "&&"}[c] + decl
+                t = _Type(inner.base, right=inner.right, array=inner.array, decl=decl)
+                self.subs.append(t)
+                return t
             if c == "P":
                 if inner.ref:
                     raise _Unsupported("pointer to reference")
@@ -381,6 +484,32 @@ class _Demangler:
             self.subs.append(t)
             return t
         raise _Unsupported(f"type {c!r} at {self.i}")
+
+
+    def pack_expansion(self) -> _Type:
+        """``Dp <type>``: the pattern spelled once per element of the pack it names, joined
+        with ``, `` as c++filt prints an expanded parameter or argument list."""
+        self.expect("Dp")
+        if self.expanding is not None:
+            raise _Unsupported("nested pack expansion")
+        start, nsubs = self.i, len(self.subs)
+        self.expanding, self.pack_len = 0, None
+        try:
+            texts = [str(self.type())]
+            end, n = self.i, self.pack_len
+            if n is None:
+                raise _Unsupported("pack expansion without a pack")
+            for k in range(1, n):
+                self.i, self.expanding = start, k
+                del self.subs[len(self.subs) - (len(self.subs) - nsubs):]
+                texts.append(str(self.type()))
+                if self.i != end:
+                    raise _Unsupported("pack expansion of uneven length")
+        finally:
+            self.expanding = None
+        added = len(self.subs) - nsubs
+        self.subs[nsubs:] = [_POISON] * (added + 1)   # the pattern's candidates and the expansion
+        return _Type(", ".join(texts) if n else "")
 
 
 @lru_cache(maxsize=4096)
