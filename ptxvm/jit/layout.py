@@ -72,6 +72,7 @@ class State:
     FREE = 13                    # device free: pointer in T_OUT[0]
     INTERRUPTED = 14             # the executor asked the launch to stop (KeyboardInterrupt)
     DEVRT = 15                   # a device-runtime call (machine.cdp): DevRt op in T_AUX, operands in T_OUT
+    TEXTURE = 16                 # a texture/surface instruction (jit.texture): operands, then results, in T_OUT
 
 
 class DevRt:
