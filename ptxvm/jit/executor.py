@@ -28,6 +28,7 @@ from ..machine.memory import DeviceMemory, MemoryFault
 from ..machine.printf import format_printf
 from ..machine.reports import MATRIX_OPS, BarrierWait, BlockWait, WaitSite, cp_async_too_big, kernel_fault, matrix_trap
 from . import devrt, texture
+from . import mbarrier_wait
 from . import layout as L
 from .program import JitProgram, compile_kernel
 from .scratch import ScratchPool
@@ -226,6 +227,9 @@ class _Batch:
         """Release what can be released; False when nothing could (deadlock)."""
         released = False
         v = self.view
+        stalled = mbarrier_wait.check(self, state, _waiting(state))     # every thread spins on mbarriers
+        if stalled is not None:
+            raise stalled
         yl = np.nonzero(state == L.State.YIELD)[0]
         busy = np.unique(self.cta_slot[yl] * self.nwarps + (v["linear"][yl] >> 5)) if yl.size else None
         if yl.size:
@@ -240,11 +244,6 @@ class _Batch:
         if dv.size:
             devrt.device_runtime_calls(self, dv)
             state[dv] = L.State.RUNNABLE
-            released = True
-        tx = np.nonzero(state == L.State.TEXTURE)[0]
-        if tx.size:
-            texture.settle(self, tx)
-            state[tx] = L.State.RUNNABLE
             released = True
         pr = np.nonzero(state == L.State.PRINTF)[0]
         if pr.size:

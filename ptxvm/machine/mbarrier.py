@@ -30,6 +30,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from . import reports
+
 COUNT_BITS = 20
 COUNT_MAX = (1 << COUNT_BITS) - 1          # §9.7.13.15.9: count in 1 .. 2^20-1
 TX_BITS = 21
@@ -150,6 +152,42 @@ def describe(word: int) -> str:
     if not f.valid:
         return "not initialised"
     return (f"phase {f.phase} (parity), {f.pending} of {f.expected} arrivals pending, tx-count {f.tx}")
+
+
+@dataclass(frozen=True, slots=True)
+class Spinner:
+    """Threads of one block spinning at one wait on one object (``word`` None: not known)."""
+
+    offset: int | None              # the object's shared-window offset
+    word: int | None
+    threads: tuple[tuple[int, int, int], ...]     # the first few
+    more: bool
+    line: int | None
+    instruction: str
+
+
+@dataclass(frozen=True, slots=True)
+class StalledBlock:
+    block: tuple[int, int, int]
+    spinning: int                   # threads spinning at mbarrier waits
+    live: int
+    at_barriers: int                # threads waiting at bar.sync & co
+    spinners: tuple[Spinner, ...]
+
+
+def stall_message(blocks: list[StalledBlock]) -> str:
+    """The deadlock report of spinning mbarrier waiters, in the shape of reports.deadlock_message."""
+    lines = []
+    for sb in blocks[:8]:
+        lines.append(f"  block {sb.block}: {sb.spinning} of {sb.live} non-exited threads spin on mbarrier phases "
+                     f"that never complete, {sb.at_barriers} wait at barriers")
+        for sp in sb.spinners[:4]:
+            if sp.offset is not None:
+                state = describe(sp.word) if sp.word is not None else "fields unknown"
+                lines.append(f"    mbarrier at shared offset 0x{sp.offset:x}: {state}")
+            lines.append(f"      waiting: threads {list(sp.threads)}{' ...' if sp.more else ''} at line "
+                         f"{sp.line}: `{sp.instruction}`")
+    return reports.DEADLOCK + "\n" + "\n".join(lines[:reports.MAX_DEADLOCK_LINES])
 
 
 # Which ops complete a phase only by other threads' work: their waiters can be blocked forever.

@@ -25,7 +25,6 @@ import numpy as np
 from ...ir import nodes as ir
 from ...ir.types import ScalarType
 from ...machine import mbarrier as mb
-from ...machine import reports
 from ...machine.addressmap import SHARED_BASE, SHARED_LIMIT
 from ...machine.memory import MemoryFault
 from ..program import CompileContext, address, reader, writer
@@ -230,22 +229,20 @@ def _note_stall(b, failed: np.ndarray, off: np.ndarray, words: np.ndarray, pc: i
 
 def stall_message(b, failed: np.ndarray, off: np.ndarray, words: np.ndarray, ins) -> str:
     """The deadlock report: per block, which threads wait on which object, its fields."""
-    lines = []
+    blocks = []
     cta = b.cta_slot[failed]
     for c in np.unique(cta)[:8]:
         sel = cta == c
-        block = tuple(int(x[failed[sel][0]]) for x in b.ctaid)
-        live = int((~b.exited & (b.cta_slot == c)).sum())
-        lines.append(f"  block {block}: {int(sel.sum())} of {live} non-exited threads spin on mbarrier phases "
-                     f"that never complete, {int((b.waiting & (b.cta_slot == c)).sum())} wait at barriers")
+        spinners = []
         for o in np.unique(off[sel])[:4]:
             at = failed[sel][off[sel] == o]
-            word = int(words[sel][off[sel] == o][0])
-            threads = [tuple(int(x[t]) for x in b.tid) for t in at[:3]]
-            lines.append(f"    mbarrier at shared offset 0x{int(o):x}: {mb.describe(word)}")
-            lines.append(f"      waiting: threads {threads}{' ...' if at.size > 3 else ''} at line "
-                         f"{ins.span.line}: `{ins}`")
-    return reports.DEADLOCK + "\n" + "\n".join(lines)
+            spinners.append(mb.Spinner(int(o), int(words[sel][off[sel] == o][0]),
+                                       tuple(tuple(int(x[t]) for x in b.tid) for t in at[:3]), at.size > 3,
+                                       ins.span.line, str(ins)))
+        blocks.append(mb.StalledBlock(tuple(int(x[failed[sel][0]]) for x in b.ctaid), int(sel.sum()),
+                                      int((~b.exited & (b.cta_slot == c)).sum()),
+                                      int((b.waiting & (b.cta_slot == c)).sum()), tuple(spinners)))
+    return mb.stall_message(blocks)
 
 
 @impl("mbarrier.pending_count")
