@@ -57,6 +57,8 @@ _D_TYPES = {"f16": ("f16", "f32"), "bf16": ("f32",), "tf32": ("f32",), "fp8": ("
             "int": ("s32",), "b1": ("s32",)}
 INT_N = (8, 16, 24) + tuple(range(32, 257, 16))
 SWIZZLE_MODES = {0: 0, 1: 128, 2: 64, 3: 32}         # descriptor bits 62-63 -> swizzle bytes
+# The sign bit of a floating A/B element: imm-scale-a/b = -1 negates the operand (flips it).
+SIGN_BIT = {"f16": 15, "bf16": 15, "tf32": 31, "e4m3": 7, "e5m2": 7}
 
 
 class WgmmaError(ValueError):
@@ -293,6 +295,6 @@ def d_regs(dtype: str, n: int) -> int:
     return n // 4 if dtype == "f16" else n // 2
 
 
-__all__ = ["Form", "parse", "WARPGROUP", "M", "AB_TYPES", "INT_N", "WgmmaError", "shape_n", "combination", "transposable",
+__all__ = ["Form", "parse", "WARPGROUP", "M", "AB_TYPES", "SIGN_BIT", "SWIZZLE_MODES", "INT_N", "WgmmaError", "shape_n", "combination", "transposable",
            "Descriptor", "decode", "decode_fields", "encode", "Term", "layout", "swizzle_address", "bit_offsets",
            "element_addresses", "d_coords", "a_coords", "a_warp_fragment", "d_regs"]

@@ -32,7 +32,7 @@ def _opcode(n: int, dt: str, at: str, bt: str, sat: bool) -> str:
 
 
 def kernel(n: int, dt: str, at: str, bt: str, shared: int, a_regs: bool, imms: str, sat: bool = False,
-           target: str = "sm_90a") -> str:
+           target: str = "sm_90a", scale: str = "%q") -> str:
     dregs = n // 4 if dt == "f16" else n // 2
     dv = "{" + ", ".join(f"%d{i}" for i in range(dregs)) + "}"
     av = "{%a0, %a1, %a2, %a3}" if a_regs else "%da"
@@ -59,7 +59,7 @@ def kernel(n: int, dt: str, at: str, bt: str, shared: int, a_regs: bool, imms: s
     lines += [f"  ld.global.u32 %d{i}, [%adr+{4 * i}];" for i in range(dregs)]
     lines += ["  ld.param.u32 %sc, [p_scale];", "  setp.ne.u32 %q, %sc, 0;",
               "  wgmma.fence.sync.aligned;",
-              f"  {_opcode(n, dt, at, bt, sat)} {dv}, {av}, %db, %q{imms};",
+              f"  {_opcode(n, dt, at, bt, sat)} {dv}, {av}, %db, {scale}{imms};",
               "  wgmma.commit_group.sync.aligned;", "  wgmma.wait_group.sync.aligned 0;"]
     lines += [f"  st.global.u32 [%adr+{4 * i}], %d{i};" for i in range(dregs)]
     lines += ["  ret;", "}"]
@@ -88,7 +88,7 @@ def exact(rng, elem: str, shape) -> np.ndarray:
 
 
 def case(rng, *, n, dt, at, bt=None, swz_a=0, swz_b=0, ta=0, tb=0, a_regs=False, sa=1, sb=1, scale_d=1,
-         sat=False, groups=1, values=None):
+         sat=False, groups=1, values=None, scale_imm=False):
     """(kernel text, launch arrays, expected D registers [128 G, regs])."""
     bt = bt or at
     k = G.K_OF[at]
@@ -125,7 +125,8 @@ def case(rng, *, n, dt, at, bt=None, swz_a=0, swz_b=0, ta=0, tb=0, a_regs=False,
         a_in = G.pack(G.encode(G.gather(a, G.a_positions(at)), at), G.BITS[at]).reshape(groups * 128, 4)
     else:
         a_in = np.zeros((groups * 128, 4), dtype=np.uint32)
-    text = kernel(n, dt, at, bt, len(image), a_regs, _imm_list(at, a_regs, sa, sb, ta, tb), sat)
+    text = kernel(n, dt, at, bt, len(image), a_regs, _imm_list(at, a_regs, sa, sb, ta, tb), sat,
+                  scale=str(scale_d) if scale_imm else "%q")
     arrays = [image.view(np.uint32).copy(), np.uint32(len(image)), np.array(descs, dtype=np.uint64), a_in,
               d_in.copy(), np.uint32(scale_d)]
     return text, arrays, want
@@ -151,6 +152,8 @@ CASES = {
     "b1_regs_n8": dict(n=8, dt="s32", at="b1", a_regs=True),
     "f16_regs_transb_n256_scaled": dict(n=256, dt="f32", at="f16", a_regs=True, tb=1, swz_b=128, sa=-1, sb=-1),
     "bf16_scale_d0_n8": dict(n=8, dt="f32", at="bf16", scale_d=0, swz_a=32, swz_b=32),
+    "s8_scale_d_immediate0_n16": dict(n=16, dt="s32", at="s8", scale_d=0, scale_imm=True, swz_b=128),
+    "f16_scale_d_immediate1_n8": dict(n=8, dt="f16", at="f16", scale_imm=True, swz_a=64, ta=1),
 }
 
 
@@ -206,3 +209,21 @@ def test_a_nonzero_base_offset_is_refused_by_name():
     arrays[2] = arrays[2] | np.uint64(1 << 49)
     with pytest.raises(ptxvm.KernelFault, match="base offset"):
         launch(text, arrays, 128, "interp")
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+def test_a_descriptor_past_the_shared_window_faults(executor):
+    rng = np.random.default_rng(4)
+    text, arrays, _ = case(rng, n=8, dt="f32", at="f16")
+    arrays[2][1] = np.uint64(G.descriptor(1 << 17, 128, 256, 0))      # B at 128 KiB: no such shared byte
+    with pytest.raises(ptxvm.KernelFault):
+        launch(text, arrays, 128, executor)
+
+
+def test_the_jit_refuses_a_cta_without_the_whole_warpgroup():
+    """The host JIT checks the thread's own warp and that the CTA holds all 128 threads of its
+    warpgroup (it cannot see the other warps execute: the interpreter checks that)."""
+    rng = np.random.default_rng(1)
+    text, arrays, _ = case(rng, n=8, dt="f32", at="f16")
+    with pytest.raises(ptxvm.KernelFault, match="wgmma"):
+        launch(text, arrays, 96, "cpu")

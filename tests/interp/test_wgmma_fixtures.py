@@ -78,6 +78,15 @@ def test_a_warpgroup_short_of_threads_is_a_located_fault():
     assert "wgmma_gemm.cu" in str(e.value) or e.value.line
 
 
+def test_the_gemm_built_for_plain_sm_90_is_refused_where_wgmma_stands():
+    """ptxas refuses wgmma outside sm_90a; so does the verifier, at each wgmma line."""
+    text = (FIXTURES / "nvcc" / "sm90a" / "wgmma_gemm.ptx").read_text().replace(".target sm_90a", ".target sm_90")
+    with pytest.raises(ptxvm.PtxSemanticError, match=r"wgmma\.fence\.sync\.aligned` needs `\.target sm_90a`") as e:
+        ptxvm.Module(text)
+    line = text.splitlines()[e.value.line - 1]
+    assert "wgmma" in line
+
+
 @pytest.mark.lld
 @pytest.mark.slow
 def test_wgmma_gemm_translates_for_every_amd_target():

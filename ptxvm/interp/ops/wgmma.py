@@ -23,9 +23,6 @@ from . import impl, tensor_math
 from .control import _Trap
 from .tensor_regs import bad, check_regs, load_elements
 
-# sign bit of an element, for imm-scale-a/b = -1 (negating an operand is flipping it)
-_SIGN = {"f16": 15, "bf16": 15, "tf32": 31, "e4m3": 7, "e5m2": 7}
-
 
 def parse_form(ins: ir.Instruction) -> W.Form:
     try:
@@ -95,7 +92,7 @@ def _shared_operand(b, ins, desc: np.ndarray, groups: np.ndarray, rows: int, k: 
 
 
 def _negate(m: np.ndarray, elem: str) -> np.ndarray:
-    return m ^ np.uint64(1 << _SIGN[elem])
+    return m ^ np.uint64(1 << W.SIGN_BIT[elem])
 
 
 @impl("wgmma.mma_async")

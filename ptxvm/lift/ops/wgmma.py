@@ -32,8 +32,6 @@ from . import lowers
 from .matrix import _accumulate            # mma's one accumulation rule per type (one source)
 from .matrix_frag import Published, bad, full_warp_check, load_element, matrix_local, regs_of, uniform_check
 
-_SIGN = {"f16": 15, "bf16": 15, "tf32": 31, "e4m3": 7, "e5m2": 7}
-
 
 def _form(ins: ptx.Instruction) -> W.Form:
     try:
@@ -134,7 +132,7 @@ def _load_operand(fl: FunctionLowering, ins: ptx.Instruction, desc: _Desc, major
             if bits < 8:
                 v = b.and_(b.lshr(v, b.trunc(b.and_(off, I64(7)), I32)), I32(1))
             if negate:
-                v = b.xor(v, I32(1 << _SIGN[elem]))
+                v = b.xor(v, I32(1 << W.SIGN_BIT[elem]))
             b.store(v, b.gep(dest, [x]))
         _for(fl, count * k, f"{name}_ld{mode}", body)
         b.branch(join)
@@ -184,7 +182,7 @@ def _mma_async(fl: FunctionLowering, ins: ptx.Instruction) -> None:
             s, kk = b.udiv(x, I64(k)), b.urem(x, I64(k))
             v = b.trunc(load_element(b, a_mat, b.add(b.mul(b.add(group, b.mul(s, I64(8))), I64(k)), kk)), I32)
             if form.scale_a < 0:
-                v = b.xor(v, I32(1 << _SIGN[form.atype]))
+                v = b.xor(v, I32(1 << W.SIGN_BIT[form.atype]))
             b.store(v, b.gep(a_loc, [x]))
         _for(fl, 2 * k, "wg_a_copy", copy)
     else:
