@@ -245,6 +245,11 @@ class _Batch:
             devrt.device_runtime_calls(self, dv)
             state[dv] = L.State.RUNNABLE
             released = True
+        tx = np.nonzero(state == L.State.TEXTURE)[0]
+        if tx.size:
+            texture.settle(self, tx)
+            state[tx] = L.State.RUNNABLE
+            released = True
         pr = np.nonzero(state == L.State.PRINTF)[0]
         if pr.size:
             self._printf(pr)
