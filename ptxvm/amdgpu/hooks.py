@@ -21,6 +21,7 @@ from .atomics import AtomicHooks
 from .barriers import BarrierHooks
 from .devrt import DeviceRuntimeHooks
 from .layout import ModuleLayout
+from .matrix import MatrixHooks
 from .llvm_ext import (
     CONSTANT,
     I8,
@@ -44,7 +45,8 @@ DEFAULT_MAX_THREADS = 1024        # CUDA's limit on threads per block
 _EXITED, _TRAPPED = 1, 2          # what a lowered `.func` returns besides 0 (carry on)
 
 
-class AmdgpuHooks(DeviceRuntimeHooks, BarrierHooks, MemoryHooks, WarpHooks, AtomicHooks, TargetHooks):
+class AmdgpuHooks(DeviceRuntimeHooks, BarrierHooks, MemoryHooks, WarpHooks, AtomicHooks, MatrixHooks,
+                  TargetHooks):
     inline_synchronising = False
     texture = TextureHooks.texture        # tex, tld4, txq, suld, sust, sured, suq (amdgpu.texture)
 

@@ -18,7 +18,7 @@ from ...ir.types import ScalarType
 from ...machine import fragments as F
 from ..function import I16, I32, I64, FunctionLowering
 from . import lowers
-from .matrix_frag import (DOUBLE, HALF, Published, as_float, as_half_bits, as_int, coord_table,
+from .matrix_frag import (DOUBLE, HALF, MmaOperands, Published, as_float, as_half_bits, as_int, coord_table,
                           elements, full_warp_check, lane_coord, load_element, matrix_local, needed_regs, pack_regs,
                           reg_type, regs_of, uniform_check)
 from .memory import space_of
@@ -130,6 +130,12 @@ def _lower_mma(fl: FunctionLowering, ins: ptx.Instruction, op: str, shape: str, 
     ra = regs_of(fl, ins, ins.operands[1], fa.regs, fa.reg_bits, "the A fragment")
     rb = regs_of(fl, ins, ins.operands[2], fb.regs, fb.reg_bits, "the B fragment")
     rc = regs_of(fl, ins, ins.operands[3], fc.regs, fc.reg_bits, "the C fragment")
+    # What the shared lowering refuses (float .satfinite, a .rnd) it still refuses by name.
+    sat = ins.mod("satfinite") is not None
+    if (not sat or atype in ("s8", "u8", "s4", "u4")) and (ins.mod("rnd") or "rn") == "rn":
+        mma = MmaOperands(op, shape, tuple(types), (fa, fb, fc, fd), (ra, rb, rc, rd), sat)
+        if fl.hooks.matrix_mma(fl, ins, mma):        # the target's matrix instructions
+            return
     pub = Published(fl, ins, [(fa, list(ra[:needed_regs(fa)])), (fb, list(rb[:needed_regs(fb)]))])
     full_warp_check(fl, ins, pub.view.mask)
     b = fl.b

@@ -10,6 +10,8 @@ copies the whole of A and B into local arrays and computes its own D elements fr
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from llvmlite import ir
 
@@ -73,6 +75,18 @@ def pack_regs(fl: FunctionLowering, frag: F.Fragment, elems: list[ir.Value]) -> 
             acc = e if acc is None else b.or_(acc, e)
         out.append(b.trunc(acc, rt) if rt.width < 64 else acc)
     return out
+
+
+@dataclass(frozen=True)
+class MmaOperands:
+    """A checked `mma`/`wmma.mma` as a target's ``matrix_mma`` hook receives it."""
+
+    op: str                                   # "mma" | "wmma"
+    shape: str                                # "m16n8k16"
+    types: tuple[str, str, str, str]          # (dtype, atype, btype, ctype)
+    frags: tuple[F.Fragment, F.Fragment, F.Fragment, F.Fragment]       # a, b, c, d
+    regs: tuple[tuple[ptx.Operand, ...], ...]                         # a, b, c, d registers
+    satfinite: bool
 
 
 # ------------------------------------------------------------------ per-lane tables
@@ -274,6 +288,6 @@ def as_int(b: ir.IRBuilder, bits: ir.Value, elem: str) -> ir.Value:
     return b.ashr(b.shl(bits, shift), shift)
 
 
-__all__ = ["bad", "regs_of", "reg_type", "elements", "pack_regs", "coord_table", "lane_coord", "owners", "needed_regs",
+__all__ = ["MmaOperands", "bad", "regs_of", "reg_type", "elements", "pack_regs", "coord_table", "lane_coord", "owners", "needed_regs",
            "Published", "matrix_local", "load_element", "full_warp_check", "uniform_check", "as_float", "as_half_bits", "as_int",
            "FLOAT", "HALF", "DOUBLE", "I8"]
