@@ -330,3 +330,45 @@ def test_deadlock_is_reported(executor):
     assert "at line 22: `mbarrier.try_wait.shared.b64 %p2, [%r2], %rd1;`" in text
     if executor == "interp":
         assert "phase 0 (parity), 32 of 64 arrivals pending, tx-count 0" in text
+
+
+TENSOR = _kernel("tensor", ".param .align 64 .b8 tm[128]", """
+  mov.u64 %rd1, tm;
+  mov.u32 %r1, buf;
+  mov.u32 %r2, bar;
+  mov.u32 %r3, 0;
+  cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r1], [%rd1, {%r3, %r3}], [%r2];
+  ret;""")
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+def test_tensor_copies_are_refused_where_they_stand(executor):
+    """cp.async.bulk.tensor needs a tensor map (CUtensorMap), which ptxvm does not model yet."""
+    with pytest.raises(ptxvm.UnsupportedError) as e:
+        TENSOR(1, 1, (np.zeros(128, np.uint8),), device=executor)
+    assert e.value.line == 17 and "cp.async.bulk.tensor.2d" in str(e.value)
+
+
+# -- the same kernels as AMD code objects on the ISA emulator (slow; skipped without it) -----------
+
+def _emu_missing() -> str | None:
+    from ptxvm.driver.executors import emu
+    return emu.why_unavailable()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("target", ["gfx90a", "gfx942", "gfx1100"])
+def test_counts_on_the_emulator(target):
+    if (why := _emu_missing()) is not None:
+        pytest.skip(f"emu executors unavailable: {why}")
+    test_counts_drop_and_tx(f"emu:{target}")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("target", ["gfx90a", "gfx942"])
+def test_phases_on_the_emulator(target):
+    """64 threads: one wave64 (the emulator runs a block's waves one at a time, so a wave32
+    target's two waves would wait for each other forever there)."""
+    if (why := _emu_missing()) is not None:
+        pytest.skip(f"emu executors unavailable: {why}")
+    test_phases_tokens_and_parity(f"emu:{target}")
