@@ -28,8 +28,6 @@ CORPUS = sorted([*FIXTURES.glob("nvcc/sm80/*.ptx"), *FIXTURES.glob("numba/*.ptx"
 # file -> (what the error names, why): the same for every target.
 EXPECTED_UNSUPPORTED = {
     "nvcc/sm80/cdp.ptx": ("__cudaCDP2GetParameterBufferV2", "dynamic parallelism: HIP has no device-side kernel launch"),
-    "nvcc/sm80/texture_surface.ptx": ("tex.2d", "no LLVM lowering of textures yet"),
-    "nvcc/sm80/imaging.ptx": ("tex.2d", "no LLVM lowering of textures yet"),
 }
 
 
