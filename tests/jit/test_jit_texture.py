@@ -106,3 +106,65 @@ def test_bad_handle_in_the_table_is_a_fault_of_the_thread_in_the_function():
         with pytest.raises(ptxvm.KernelFault, match=r"(?s)texture handle 0xdead is not a texture object.*"
                                                      r"thread \(1, 0, 0\).*tex\.2d\.v4\.f32\.f32"):
             _run(executor, [good, bogus], xs, xs)
+
+
+# A fetch in a loop with a per-thread trip count (threads of one warp stop at the texture
+# instruction in different iterations, and at a surface store after it), then a barrier.
+LOOP = """.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry loop(.param .u64 t, .param .u64 s, .param .u64 out)
+{
+    .reg .b32 %r<12>;
+    .reg .f32 %f<12>;
+    .reg .b64 %rd<8>;
+    .reg .pred %p<2>;
+    ld.param.u64 %rd1, [t];
+    ld.param.u64 %rd2, [s];
+    mov.u32 %r1, %tid.x;
+    and.b32 %r2, %r1, 7;
+    mov.f32 %f1, 0f00000000;
+    mov.u32 %r3, 0;
+LOOP:
+    setp.ge.u32 %p1, %r3, %r2;
+    @%p1 bra DONE;
+    add.u32 %r4, %r1, %r3;
+    cvt.rn.f32.u32 %f2, %r4;
+    mul.f32 %f2, %f2, 0f3E800000;
+    tex.1d.v4.f32.f32 {%f3, %f4, %f5, %f6}, [%rd1, {%f2}];
+    add.f32 %f1, %f1, %f3;
+    shl.b32 %r5, %r1, 2;
+    sust.b.1d.b32.trap [%rd2, {%r5}], %r3;
+    add.u32 %r3, %r3, 1;
+    bra LOOP;
+DONE:
+    bar.sync 0;
+    ld.param.u64 %rd3, [out];
+    mul.wide.u32 %rd4, %r1, 4;
+    add.s64 %rd3, %rd3, %rd4;
+    st.global.f32 [%rd3], %f1;
+    ret;
+}
+"""
+
+
+def test_fetch_in_a_divergent_loop_with_a_surface_store():
+    rng = np.random.default_rng(9)
+    data = rng.standard_normal(40).astype(np.float32)
+    got = {}
+    for executor in ("interp", "cpu"):
+        tex = ptxvm.TextureObject(ptxvm.CudaArray.from_numpy(data), filter_mode="linear")
+        arr = ptxvm.CudaArray((64,), np.uint32)
+        out = np.zeros(64, np.float32)
+        ptxvm.Module(LOOP, "loop.ptx")["loop"](1, 64, [tex, ptxvm.SurfaceObject(arr), out], device=executor)
+        got[executor] = (out, arr.to_numpy())
+    np.testing.assert_array_equal(got["cpu"][0].view(np.uint32), got["interp"][0].view(np.uint32))
+    np.testing.assert_array_equal(got["cpu"][1], got["interp"][1])
+    t = data.reshape(1, 1, -1, 1)
+    for i in range(64):
+        acc = np.float32(0)
+        for k in range(i & 7):
+            x = np.float32(np.float32(i + k) * np.float32(0.25))
+            acc = np.float32(acc + np.float32(model.fetch(t, [x], modes=("clamp",) * 3, filter_mode="linear")[0]))
+        assert got["cpu"][0][i] == acc, i
+        assert got["cpu"][1][i] == max((i & 7) - 1, 0), i
