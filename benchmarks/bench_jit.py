@@ -398,9 +398,14 @@ def interleaved(fns: dict[str, Callable], repeat: int, budget: float = 6.0) -> d
     return t_best
 
 
+def _host_threads() -> int:
+    from ptxvm.jit.threads import host_threads
+    return host_threads()
+
+
 def jit_workers(case: Case) -> int:
     """Host threads the JIT executor runs CTAs on (ptxvm.jit.executor._Batch.run)."""
-    return min(os.cpu_count() or 1, 8, int(np.prod(case.grid)))
+    return min(_host_threads(), int(np.prod(case.grid)))
 
 
 def launch_host(k, case: Case, device: str) -> tuple[float, np.ndarray]:
@@ -572,9 +577,9 @@ def main(argv=None) -> int:
     ap.add_argument("--cases", nargs="*", choices=sorted(CASES), help="run only these")
     ap.add_argument("--repeat", type=int, help="best of N for the steady-state timings (default 5, quick 2; fewer when slow)")
     ap.add_argument("--threads", type=int, default=0,
-                    help="pin the whole process to this many cores (default: all it may use). The JIT has no "
-                         "thread-count knob: it starts min(os.cpu_count(), 8, CTAs) host threads, which then "
-                         "share the pinned cores")
+                    help="pin the whole process to this many cores (default: all it may use). The JIT runs "
+                         "CTAs on as many host threads as the process may use cores ($PTXVM_NUM_THREADS "
+                         "sets another count)")
     ap.add_argument("--no-1core", dest="one_core", action="store_false",
                     help="skip the extra JIT measurement pinned to one core")
     ap.add_argument("--cc", default=os.environ.get("CC", "gcc"), help="C compiler (default $CC or gcc)")
@@ -624,7 +629,7 @@ def main(argv=None) -> int:
         else:
             os.environ["PTXVM_CACHE_DIR"] = old_cache
         shutil.rmtree(workdir, ignore_errors=True)
-    meta = {"cpus": cpus, "os_cpu_count": os.cpu_count(), "jit_threads_max": min(os.cpu_count() or 1, 8),
+    meta = {"cpus": cpus, "os_cpu_count": os.cpu_count(), "jit_threads_max": _host_threads(),
             "cc": args.cc, "cc_version": cc_version, "cflags": args.cflags.split(), "repeat": repeat,
             "quick": args.quick, "llvm_worker_start_s": worker_start, "mandelbrot_max_iter": MANDEL_ITER}
     if args.json:

@@ -461,6 +461,8 @@ def _run(args) -> int:
         print(f"{kernel_label(name)}\n{base_name(name)}<<<{grid}, {block}>>>: {stats.instructions:,} "
               f"thread-instructions in {dt:.3f} s ({steps}, "
               f"{stats.batches} batch{'es' if stats.batches != 1 else ''})")
+        if stats.host_driver:
+            print(f"host JIT: {stats.host_driver}; {stats.host_threads} host thread(s)")
         for i, v in enumerate(values):
             if isinstance(v, np.ndarray):
                 print(f"  arg{i} {short_param(name, k.params[i].name)}: {_preview(v)}")
@@ -485,6 +487,7 @@ def _print_json(args, name, k, launch, stats, dt, values) -> None:
            "stats": {"instructions": stats.instructions,
                      "steps": stats.steps if measures_steps else None,
                      "divergent_steps": stats.divergent_steps if measures_steps else None,
-                     "batches": stats.batches, "seconds": round(dt, 6)},
+                     "batches": stats.batches, "seconds": round(dt, 6),
+                     "host_driver": stats.host_driver or None, "host_threads": stats.host_threads or None},
            "args": out_args, "output": args.output}
     print(json.dumps(doc, indent=2))

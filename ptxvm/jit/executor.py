@@ -12,7 +12,6 @@ stopped at the lowest instruction form the participating group), and printf.
 from __future__ import annotations
 
 import ctypes
-import os
 import sys
 from functools import cached_property
 
@@ -32,7 +31,7 @@ from . import mbarrier_wait
 from . import layout as L
 from .program import JitProgram, compile_kernel
 from .scratch import ScratchPool
-from .threads import _HostThreads, _pool, host_stack_bytes
+from .threads import _HostThreads, _pool, host_stack_bytes, host_threads
 
 # Per batch: thread records, local and shared memory, exchange slots. Small enough that its
 # buffers come back from _SCRATCH and stay largely in the caches between rounds; large enough
@@ -40,7 +39,6 @@ from .threads import _HostThreads, _pool, host_stack_bytes
 DEFAULT_MEMORY_BUDGET = 16 << 20
 # Batch buffers kept for the next launch (page faults on fresh memory cost more than the zeroing).
 _SCRATCH = ScratchPool(limit=4 * DEFAULT_MEMORY_BUDGET)
-_CPUS = os.cpu_count() or 1
 _HOST_CALL = ctypes.CFUNCTYPE(ctypes.c_uint64, ctypes.c_uint64, ctypes.c_uint32, ctypes.c_uint64)
 
 
@@ -167,13 +165,17 @@ class _Batch:
         # Atomics make the order of CTAs observable (float sums round differently, atom returns
         # differ): run such kernels' CTAs in order on one host thread, as the interpreter does.
         serial = self.launch.program.lifted.atomics or self.launch.program.heap
-        workers = 1 if serial else min(_CPUS, 8, self.n_ctas)
-        chunks = np.array_split(np.arange(self.n_ctas), workers) if workers > 1 else [np.arange(self.n_ctas)]
+        workers = self.workers = 1 if serial else min(host_threads(), self.n_ctas)
+        self.stats.host_driver = self.launch.program.driver_mode
+        self.stats.host_threads = max(self.stats.host_threads, workers)
+        # A few chunks per host thread, from a queue: one slow chunk does not hold the others up.
+        nchunks = min(self.n_ctas, 4 * workers) if workers > 1 else 1
+        chunks = np.array_split(np.arange(self.n_ctas), nchunks) if nchunks > 1 else [np.arange(self.n_ctas)]
         chunks = [(int(c[0]) * self.tpc, int(c.size) * self.tpc) for c in chunks if c.size]
         ctx = self.ctx.ctypes.data
         base = self.records.ctypes.data
         drv = self.launch.program.driver
-        pool = _pool(len(chunks), host_stack_bytes(self.launch.program))
+        pool = _pool(workers, host_stack_bytes(self.launch.program))
         # The heap callback lives while the generated code may call it; dropped at the end, so
         # the batch's arrays do not wait in a reference cycle for the garbage collector.
         callback = _HOST_CALL(self._on_host_call)
@@ -210,9 +212,11 @@ class _Batch:
         """Run the driver calls on the host threads and wait for them. On Ctrl-C (the main thread
         gets KeyboardInterrupt while it waits) the generated code is asked to stop (X_STOP, which
         it polls at loop headers and per CTA), the calls are waited for, and the interrupt goes on."""
-        futures = [pool.submit(c[0], *c[1:]) for c in calls]
+        results, futures = pool.run_queued(calls, self.workers)
         try:
-            return [f.result() for f in futures]
+            for f in futures:
+                f.result()
+            return results
         except KeyboardInterrupt:
             self.ctx[L.X_STOP] = 1
             for f in futures:

@@ -58,8 +58,10 @@ class HostHooks(CheckedMemory, TargetHooks):
         self.kernel_stack = 0             # bytes of the kernel's own `.param` buffers (host stack)
         self.max_frame = 0                # the largest `.func` frame cost (bytes)
         self.kernel_stops = 0             # stops the kernel's lowering made (barriers, warp, printf, yields)
+        self.stop_states: set[int] = set()  # the thread states of those stops (layout.State)
         self.host_calls = False           # calls back into the executor (malloc/free in a `.func`, textures)
         self.compact = False              # the driver runs threads without a record each (jit/compact)
+        self._ctx_loads: list[tuple[int, ir.Instruction]] = []    # (slot, load): see _mark_invariant
 
     @property
     def record_bytes(self) -> int:
@@ -72,7 +74,8 @@ class HostHooks(CheckedMemory, TargetHooks):
         # A kernel that never stops runs each thread start to end in one call: one record per host
         # thread serves them all. The executor's callback (X_HOST_CALL) finds a thread by its
         # record's place, so kernels that call it keep a record per thread.
-        self.compact = self.kernel_stops == 0 and not self.host_calls and __import__("os").environ.get("VJIT_NOCOMPACT") is None
+        self.compact = self.kernel_stops == 0 and not self.host_calls
+        self._mark_invariant(ml.llmod)
         if self.compact:
             add_compact_driver(ml.llmod, entry, self.record_bytes)
         else:
@@ -231,7 +234,32 @@ class HostHooks(CheckedMemory, TargetHooks):
     def ctx(self, fl: FunctionLowering, slot: int) -> ir.Value:
         if slot == L.X_HOST_CALL:
             self.host_calls = True        # the executor's callback: it finds the thread by its record
-        return fl.b.load(fl.b.gep(host_state(fl).ctx, [I64(slot)]))
+        load = fl.b.load(fl.b.gep(host_state(fl).ctx, [I64(slot)]))
+        self._ctx_loads.append((slot, load))
+        return load
+
+    def driver_mode(self) -> str:
+        """The launch statistics' words for the driver this kernel got, and why."""
+        if self.compact:
+            return "compact (no stops: threads run start to end in one record per host thread)"
+        names = {v: k.lower() for k, v in vars(L.State).items() if k.isupper()}
+        why = sorted(names.get(s, str(s)) for s in self.stop_states)
+        if self.host_calls:
+            why.append("executor callback")
+        return "per-thread records (" + ", ".join(why) + ")"
+
+    def _mark_invariant(self, llmod: ir.Module) -> None:
+        """The launch context's slots that no one writes while the generated code runs, as
+        invariant loads: LLVM may then hoist them out of the driver's loop over threads (it could
+        not prove a global store does not write the context). Not X_STEPS, X_STOP (other host
+        threads write them), nor the page tables when a callback may remap them (device malloc
+        and free in a `.func`: ``executor._remap``)."""
+        moving = {L.X_STEPS, L.X_STOP} | ({L.X_PAGES, L.X_NPAGES, L.X_ALLOCS} if self.host_calls else set())
+        md = llmod.add_metadata([])
+        for slot, load in self._ctx_loads:
+            if slot not in moving:
+                load.set_metadata("invariant.load", md)
+        self._ctx_loads = []
 
     def thr(self, fl: FunctionLowering, offset: int, ty: ir.Type) -> ir.Value:
         return field_ptr(fl.b, host_state(fl).thr, offset, ty)
@@ -270,6 +298,7 @@ class HostHooks(CheckedMemory, TargetHooks):
             return
         self.kernel_stack = self._frame_cost(fl)
         self.kernel_stops += len(st.stops)
+        self.stop_states |= {s.state for s in st.stops}
         self.save_slots = max(self.save_slots, lower_stops(fl, st))
 
     # ------------------------------------------------------------------ control

@@ -32,6 +32,8 @@ class JitProgram:
     call_frames: int | None = 0        # local bytes the `.func` frames need at most (None: recursion)
     kernel_stack: int = 0              # host stack bytes of the kernel's own `.param` buffers
     max_frame: int = 0                 # host stack bytes of the largest `.func` activation
+    compact: bool = False              # never stops: the driver runs its threads in one record (jit.compact)
+    driver_mode: str = ""              # which driver and why, for the launch statistics
 
     @property
     def kernel_frame(self) -> int:
@@ -59,7 +61,7 @@ def compile_kernel(module: ptx.Module, kernel: ptx.Function, image: ModuleImage,
     graph = CallGraph.of(module)
     return JitProgram(kernel, lifted, lay, record, loaded, driver, files, graph.uses_heap(kernel.name), hooks.exchanges,
                       _call_frames(graph, kernel.name, lay.frame_bytes, lay.frame_align),
-                      hooks.kernel_stack, hooks.max_frame)
+                      hooks.kernel_stack, hooks.max_frame, hooks.compact, hooks.driver_mode())
 
 
 def _call_frames(graph: CallGraph, kernel: str, frame_bytes: dict[str, int],

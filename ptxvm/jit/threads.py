@@ -11,7 +11,25 @@ from concurrent.futures import Future
 from .. import limits
 from .program import JitProgram
 
-_CPUS = os.cpu_count() or 1
+
+
+def host_threads() -> int:
+    """Host threads a launch runs its CTAs on: ``PTXVM_NUM_THREADS`` when set, else the CPUs this
+    process may run on (its affinity mask: a container's or ``taskset``'s share, where
+    os.cpu_count() counts the whole machine). Read per launch: the mask may change."""
+    raw = os.environ.get("PTXVM_NUM_THREADS", "").strip()
+    if raw:
+        try:
+            n = int(raw)
+        except ValueError:
+            n = 0
+        if n < 1:
+            raise ValueError(f"PTXVM_NUM_THREADS={raw!r}: expected a whole number of host threads, at least 1")
+        return n
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):       # no affinity masks on this platform
+        return max(1, os.cpu_count() or 1)
 
 
 class _HostThreads:
@@ -48,6 +66,27 @@ class _HostThreads:
         self.jobs.put((fn, args, fut))
         return fut
 
+    def run_queued(self, calls: list[tuple], workers: int) -> tuple[list, list[Future]]:
+        """Run ``calls`` (each ``(fn, *args)``) through a work queue drained by ``workers`` of the
+        host threads at once (however many the pool has): a thread that finishes a call takes the
+        next, so chunks that take long do not leave the others idle. Returns the results list
+        (filled once the futures are done) and the futures of the draining jobs."""
+        results: list = [None] * len(calls)
+        lock = threading.Lock()
+        taken = [0]
+
+        def drain() -> None:
+            while True:
+                with lock:
+                    i = taken[0]
+                    taken[0] += 1
+                if i >= len(calls):
+                    return
+                fn, *args = calls[i]
+                results[i] = fn(*args)
+
+        return results, [self.submit(drain) for _ in range(max(1, min(workers, len(calls))))]
+
     def close(self) -> None:
         for _ in range(self.workers):
             self.jobs.put(None)
@@ -73,5 +112,5 @@ def _pool(workers: int, stack: int) -> _HostThreads:
     if _POOL is None or _POOL.workers < workers or _POOL.stack < stack:
         if _POOL is not None:
             _POOL.close()
-        _POOL = _HostThreads(max(workers, _CPUS, _POOL.workers if _POOL else 0), max(stack, _POOL.stack if _POOL else 0))
+        _POOL = _HostThreads(max(workers, _POOL.workers if _POOL else 0), max(stack, _POOL.stack if _POOL else 0))
     return _POOL

@@ -34,6 +34,8 @@ class LaunchStats:
     steps: int = 0                   # instruction steps (one instruction for a group of threads)
     divergent_steps: int = 0
     batches: int = 0
+    host_driver: str = ""            # the host JIT: which driver loop ran the threads, and why
+    host_threads: int = 0            # the host JIT: host threads the CTAs ran on (at most)
 
 
 ENVREGS = 32                         # %envreg0..%envreg31 (PTX ISA §10.27)
