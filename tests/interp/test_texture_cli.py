@@ -13,9 +13,10 @@ from tests.models import texture as model
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "nvcc" / "sm80" / "texture_surface.ptx"
 
 
-def test_tex2d_spec_runs_with_its_sampler(tmp_path):
+@pytest.mark.parametrize("device", ["interp", "cpu"])
+def test_tex2d_spec_runs_with_its_sampler(tmp_path, device):
     out = tmp_path / "o.npz"
-    rc = main(["run", str(FIX), "-k", "tex2d_sample_uv", "-g", "1", "-b", "64", "-q",
+    rc = main(["run", str(FIX), "-k", "tex2d_sample_uv", "-g", "1", "-b", "64", "-q", "--device", device,
                "-a", "tex2d:f32[4,5]=random(seed=1),filter=linear,normalized=1,address=wrap",
                "-a", "f32[8]=random(seed=2)", "-a", "f32[8]=random(seed=3)", "-a", "f32[8]=zeros", "-a", "8",
                "-o", str(out)])
@@ -28,9 +29,10 @@ def test_tex2d_spec_runs_with_its_sampler(tmp_path):
     np.testing.assert_array_equal(z["arg3"], np.array(want, np.float32))
 
 
-def test_surface_spec_saves_the_texels_after_the_launch(tmp_path):
+@pytest.mark.parametrize("device", ["interp", "cpu"])
+def test_surface_spec_saves_the_texels_after_the_launch(tmp_path, device):
     out = tmp_path / "o.npz"
-    rc = main(["run", str(FIX), "-k", "surf2d_uchar4", "-g", "1,1", "-b", "8,4", "-q",
+    rc = main(["run", str(FIX), "-k", "surf2d_uchar4", "-g", "1,1", "-b", "8,4", "-q", "--device", device,
                "-a", "surf2d:u8[4,8]=zeros,channels=4", "-a", "i32[32]=zeros", "-a", "8", "-a", "4",
                "-o", str(out)])
     assert rc == 0
