@@ -5,6 +5,10 @@ exactly (small integer inputs: every product and sum is exact, so every order ag
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+
 import numpy as np
 import pytest
 
@@ -227,3 +231,17 @@ def test_the_jit_refuses_a_cta_without_the_whole_warpgroup():
     text, arrays, _ = case(rng, n=8, dt="f32", at="f16")
     with pytest.raises(ptxvm.KernelFault, match="wgmma"):
         launch(text, arrays, 96, "cpu")
+
+
+@pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas is not installed")
+def test_ptxas_accepts_every_test_kernel(tmp_path):
+    """The forms these tests run are PTX as ptxas 13 -arch=sm_90a takes it (and the bad
+    immediates the error tests use are refused by it too)."""
+    def verdict(text):
+        p = tmp_path / "k.ptx"
+        p.write_text(text)
+        return subprocess.run(["ptxas", "-arch=sm_90a", str(p), "-o", os.devnull], capture_output=True).returncode
+    for name, kw in CASES.items():
+        assert verdict(case(np.random.default_rng(0), **kw)[0]) == 0, name
+    for imms in (", 1, 1, 2, 0", ", 0, 1, 0, 0", ", 1, 1, 0"):
+        assert verdict(kernel(8, "f32", "f16", "f16", 4096, False, imms)) != 0, imms
