@@ -147,6 +147,37 @@ def test_counts_drop_and_tx(executor):
     assert [int(v) for v in out] == want
 
 
+# -- cp.async tracked by an mbarrier (§9.7.13.15.15) ------------------------------------------------
+
+CPASYNC = _kernel("cpasync", ".param .u64 src, .param .u64 out", """
+  ld.param.u64 %rd1, [src];
+  ld.param.u64 %rd2, [out];
+  mov.u32 %r2, bar;
+  mov.u32 %r3, buf;
+  mbarrier.init.shared.b64 [%r2], 2;
+  cp.async.cg.shared.global [%r3], [%rd1], 16;
+  cp.async.mbarrier.arrive.noinc.shared.b64 [%r2];
+  ld.shared.u64 %rd10, [bar];
+  st.global.u64 [%rd2], %rd10;
+  cp.async.mbarrier.arrive.shared.b64 [%r2];
+  ld.shared.u64 %rd10, [bar];
+  st.global.u64 [%rd2+8], %rd10;
+  mbarrier.arrive.shared.b64 %rd4, [%r2];
+  ld.shared.u64 %rd10, [bar];
+  st.global.u64 [%rd2+16], %rd10;
+  ld.shared.u64 %rd10, [buf+8];
+  st.global.u64 [%rd2+24], %rd10;
+  ret;""")
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+def test_cp_async_arrive(executor):
+    """`.noinc` is one arrival; the plain form raises the pending count first: no net change."""
+    src, out = np.arange(2, dtype=np.uint64) + 40, np.zeros(4, np.uint64)
+    CPASYNC(1, 1, (src, out), device=executor)
+    assert [int(v) for v in out] == [_word(1, 2, 0, 0), _word(1, 2, 0, 0), _word(2, 2, 0, 1), 41]
+
+
 # -- expect_tx with bulk copies into shared memory and back out ------------------------------------
 
 BULK = _kernel("bulk", ".param .u64 src, .param .u64 dst", """
