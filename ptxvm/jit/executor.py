@@ -26,8 +26,7 @@ from ..machine.launch import PLAIN, Environment, Geometry, LaunchStats
 from ..machine.memory import DeviceMemory, MemoryFault
 from ..machine.printf import format_printf
 from ..machine.reports import MATRIX_OPS, BarrierWait, BlockWait, WaitSite, cp_async_too_big, kernel_fault, matrix_trap
-from . import devrt, texture
-from . import mbarrier_wait
+from . import devrt, mbarrier_wait, texture
 from . import layout as L
 from .program import JitProgram, compile_kernel
 from .scratch import ScratchPool
@@ -231,9 +230,7 @@ class _Batch:
         """Release what can be released; False when nothing could (deadlock)."""
         released = False
         v = self.view
-        stalled = mbarrier_wait.check(self, state, _waiting(state))     # every thread spins on mbarriers
-        if stalled is not None:
-            raise stalled
+        mbarrier_wait.raise_if_stalled(self, state, _waiting(state))    # every thread spins on mbarriers
         yl = np.nonzero(state == L.State.YIELD)[0]
         busy = np.unique(self.cta_slot[yl] * self.nwarps + (v["linear"][yl] >> 5)) if yl.size else None
         if yl.size:

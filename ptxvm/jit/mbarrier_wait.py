@@ -30,8 +30,15 @@ class StallWatch:
         self.snapshot: np.ndarray | None = None
 
 
+def raise_if_stalled(batch, state: np.ndarray, at_barrier: np.ndarray) -> None:
+    """Called before each round's settling (``_Batch._settle``): raises the deadlock."""
+    err = check(batch, state, at_barrier)
+    if err is not None:
+        raise err
+
+
 def check(batch, state: np.ndarray, at_barrier: np.ndarray) -> DeadlockError | None:
-    """Called before each round's settling (``_Batch._settle``): the deadlock, or None."""
+    """The deadlock, or None (see the module docstring)."""
     watch = getattr(batch, "_mbar_watch", None)
     if watch is None:
         watch = batch._mbar_watch = StallWatch(batch.launch.program.lifted.sites)
