@@ -164,11 +164,7 @@ def _mma_async(fl: FunctionLowering, ins: ptx.Instruction) -> None:
     if not form.a_in_regs:
         desc_a = fl.read(ops[1], ScalarType.B64)
         uniform_check(fl, ins, pub, 1, desc_a)
-    # The CTA must hold the whole warpgroup (threads 128 g .. 128 g + 127).
-    tid = fl.hooks.linear_tid(fl)
-    ntid = [fl.hooks.special_register(fl, "%ntid", c, 32, ins) for c in "xyz"]
-    total = b.mul(b.mul(ntid[0], ntid[1]), ntid[2])
-    _trap_if(fl, ins, b.icmp_unsigned(">", b.add(b.or_(tid, I32(127)), I32(1)), total), "wgmma_warpgroup")
+    tid = _check_warpgroup(fl, ins)
     lane = b.zext(pub.view.lane, I64)
     warp = b.zext(b.and_(b.lshr(tid, I32(5)), I32(3)), I64)
     group, quad = b.lshr(lane, I64(2)), b.and_(lane, I64(3))
@@ -192,17 +188,7 @@ def _mma_async(fl: FunctionLowering, ins: ptx.Instruction) -> None:
                       a_loc, form.scale_a < 0, "wg_a")
     db = _Desc(fl, ins, desc_b)
 
-    # D (and C) elements of this thread, as i64 bits; scale-d = 0 starts from -0.0 (D = A*B).
-    e_count = n // 2
-    d_loc = fl.b.bitcast(fl.alloca_bytes(8 * e_count, 8, "wg_d"), ir.PointerType(I64))
-    keep = fl.read(ops[3], ScalarType.PRED)
-    zero = I64({"f32": 0x80000000, "f16": 0x8000, "s32": 0}[form.dtype])
-    per = 32 // dbits
-    for r, reg in enumerate(rd):
-        v = b.zext(fl.read(reg, ScalarType.B32), I64)
-        for j in range(per):
-            el = b.and_(b.lshr(v, I64(j * dbits)), I64((1 << dbits) - 1)) if per > 1 else v
-            b.store(b.select(keep, el, zero), b.gep(d_loc, [I64(r * per + j)]))
+    d_loc = _unpack_d(fl, rd, dbits, n // 2, fl.read(ops[3], ScalarType.PRED), form.dtype)
 
     types = (form.dtype, form.atype, form.btype, form.dtype)
     b_col = _i32_array(fl, k, "wg_b_col")
@@ -221,6 +207,39 @@ def _mma_async(fl: FunctionLowering, ins: ptx.Instruction) -> None:
             b.store(_accumulate(fl, ins, types, operand, b.load(slot), k), slot)
     _for(fl, n // 4, "wg_cols", column)
 
+    _pack_d(fl, rd, dbits, d_loc)
+
+
+def _check_warpgroup(fl: FunctionLowering, ins: ptx.Instruction) -> ir.Value:
+    """The thread's linear id, after a trap unless the CTA holds its whole warpgroup (threads
+    128 g .. 128 g + 127)."""
+    b = fl.b
+    tid = fl.hooks.linear_tid(fl)
+    ntid = [fl.hooks.special_register(fl, "%ntid", c, 32, ins) for c in "xyz"]
+    total = b.mul(b.mul(ntid[0], ntid[1]), ntid[2])
+    _trap_if(fl, ins, b.icmp_unsigned(">", b.add(b.or_(tid, I32(127)), I32(1)), total), "wgmma_warpgroup")
+    return tid
+
+
+def _unpack_d(fl: FunctionLowering, rd, dbits: int, count: int, keep: ir.Value, dtype: str) -> ir.Value:
+    """The thread's D (and C) elements as i64 bits in a local array; scale-d = 0 (``keep``
+    false) starts from -0.0 (D = A*B)."""
+    b = fl.b
+    d_loc = b.bitcast(fl.alloca_bytes(8 * count, 8, "wg_d"), ir.PointerType(I64))
+    zero = I64({"f32": 0x80000000, "f16": 0x8000, "s32": 0}[dtype])
+    per = 32 // dbits
+    for r, reg in enumerate(rd):
+        v = b.zext(fl.read(reg, ScalarType.B32), I64)
+        for j in range(per):
+            el = b.and_(b.lshr(v, I64(j * dbits)), I64((1 << dbits) - 1)) if per > 1 else v
+            b.store(b.select(keep, el, zero), b.gep(d_loc, [I64(r * per + j)]))
+    return d_loc
+
+
+def _pack_d(fl: FunctionLowering, rd, dbits: int, d_loc: ir.Value) -> None:
+    """Write the D elements of ``d_loc`` back into the fragment's 32-bit registers."""
+    b = fl.b
+    per = 32 // dbits
     for r, reg in enumerate(rd):
         acc = None
         for j in range(per):
