@@ -178,9 +178,7 @@ def _fuzz(n: int, targets=("gfx942", "gfx1100")):
     log = os.environ.get("EMU_FUZZ_LOG")
     from hypothesis import HealthCheck, given, settings
 
-    from ptxvm.errors import UnsupportedError
     from ptxvm.testing.ptxgen import kernels, run_on
-    from ptxvm.testing.ptxgen.compare import compare_runs
 
     seen: Counter = Counter()
     failures: list[str] = []
@@ -190,28 +188,13 @@ def _fuzz(n: int, targets=("gfx942", "gfx1100")):
                 f"seed={gk.seed}, approx_ops={gk.approx_ops})\n{gk.listing()}")
 
     def one(gk, t: str, ref, module) -> str:
-        try:
-            got = run_on(gk, f"emu:{t}")
-        except UnsupportedError as e:               # a form the translator refuses, said at compile time
-            return "refused: " + str(e).splitlines()[0].split("error: ")[-1][:70]
-        except ptxvm.PtxError as e:
-            why = emu_limits.classify_error(e, module, gk.kernel, gk.grid)
-            if why is None:
-                failures.append(f"emu:{t} raised {type(e).__name__}: {str(e).splitlines()[0]}\n{rerun(gk)}")
-                return f"FAIL {type(e).__name__}"
-            return why
-        problems = compare_runs(gk, {"interp": ref, f"emu:{t}": got})
-        if not problems:
-            return "agree"
-        asm = emu.code_object(module, t).asm
-        why = {emu_limits.explains_mismatch(module, gk.kernel, ref[i], got[i], asm)
-               for i in gk.outputs if not np.array_equal(ref[i], got[i])}
-        if len(why) == 1 and None not in why:
-            return why.pop()
-        if emu_limits.approx_out_of_range(problems):
-            return "approx_range"
-        failures.append(f"interp and emu:{t} disagree\n" + "\n".join(problems) + "\n" + rerun(gk))
-        return "FAIL disagree"
+        # The classification is emu_limits.judge_on_emulator's (shared with tests/emu_classify.py,
+        # which sorts a `ptxvm fuzz` campaign's verdicts the same way).
+        outcome = emu_limits.judge_on_emulator(gk, t, ref, module)
+        if outcome.startswith("FAIL"):
+            failures.append(f"interp and emu:{t}: {outcome}\n{rerun(gk)}")
+            return outcome.split(":")[0]
+        return outcome
 
     @settings(deadline=None, derandomize=True, database=None, print_blob=False, max_examples=n,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
