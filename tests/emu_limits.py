@@ -51,11 +51,12 @@ LIMITS = {
                  "V_ADD_I16 / V_SUB_I16, RDNA V_ADD_NC_I16 / V_SUB_NC_I16) is ignored, so the sum wraps; with clamp "
                  "it saturates to the signed range (LLVM selects llvm.sadd.sat as v_add_i32 clamp: PTX add.sat.s32 / "
                  "sub.sat.s32 on gfx90a/gfx942). The emulator's integer clamp knows only the RDNA _NC_ names",
-    "f32_div_denormal_operand": "emulator bug: the IEEE f32 division sequence (v_div_scale/v_div_fmas/v_div_fixup, "
+    "f32_div_tiny_operand": "emulator bug: the IEEE f32 division sequence (v_div_scale/v_div_fmas/v_div_fixup, "
                                 "which LLVM also emits for div.full/div.approx/rcp.approx since ptxvm lowers them "
-                                "correctly rounded) is wrong for a denormal operand: 0 for a denormal numerator, inf "
-                                "for a denormal divisor, or the quotient 2^64 too small (its scaling never undone), "
-                                "where the kernel's denormal mode (3, preserve) keeps them",
+                                "correctly rounded) is wrong for a numerator below 2^-103 (exponent field <= 23, "
+                                "denormals included: the quotient comes out 2^64 too small, 0 once that underflows; "
+                                "v_div_scale scales the numerator without setting VCC, so v_div_fmas never undoes "
+                                "it) and for a denormal divisor (inf); the kernel's denormal mode (3) preserves them",
     "ds_d16": "emulator bug: the LDS half-register loads (DS_LOAD_U8_D16 / _I8_D16 / _U16_D16 and _HI, CDNA "
               "DS_READ_*_D16) write the whole 32-bit VGPR; the ISA writes RETURN_DATA[15:0] (or [31:16]) and "
               "preserves the other half, where LLVM keeps a second 16-bit PTX register",
@@ -276,9 +277,8 @@ def _f32(words: np.ndarray) -> np.ndarray:
 
 def excuse_division_records(gk, ref: tuple, got: tuple) -> tuple[tuple, set[str]]:
     """``got`` with the emulator's known-wrong f32 division results in the .approx records put
-    back to the interpreter's: where an operand is a nonzero denormal (f32_div_denormal_operand:
-    seen as 0 for a denormal numerator, inf for a denormal divisor, or the quotient off by
-    exactly 2^64, the sequence's scaling left in), or where the correct quotient is below the
+    back to the interpreter's: where the numerator is nonzero and below 2^-103 or the divisor
+    a nonzero denormal (f32_div_tiny_operand), or where the correct quotient is below the
     smallest normal and the emulator's is 0 or below it too (f32_div_denormal). Anything else
     stays for the comparison to judge.
     Returns the amended outputs and the reasons used."""
@@ -292,18 +292,17 @@ def excuse_division_records(gk, ref: tuple, got: tuple) -> tuple[tuple, set[str]
         if key not in _DIV_SEQUENCE:
             continue
         rr, gg = r[slot * 3 * T:(slot + 1) * 3 * T].reshape(3, T), g[slot * 3 * T:(slot + 1) * 3 * T].reshape(3, T)
-        srcs = (rr[0],) if key == "rcp" else (rr[0], rr[1])
-        denormal = np.zeros(T, dtype=bool)
-        for w in srcs:
-            x = _f32(w)
-            denormal |= (x != 0) & (np.abs(x) < tiny)
+        num, den = (None, _f32(rr[0])) if key == "rcp" else (_f32(rr[0]), _f32(rr[1]))
+        denormal = (den != 0) & (np.abs(den) < tiny)
+        if num is not None:
+            denormal |= (num != 0) & (np.abs(num) < np.float32(2.0 ** -103))
         want, have = _f32(rr[2]), _f32(gg[2])
         with np.errstate(all="ignore"):
             tiny_quotient = (want != 0) & (np.abs(want) < tiny) & (np.abs(have) < tiny)
             fixed = denormal | tiny_quotient
         fixed &= rr[2] != gg[2]
         if (fixed & denormal).any():
-            reasons.add("f32_div_denormal_operand")
+            reasons.add("f32_div_tiny_operand")
         if (fixed & ~denormal).any():
             reasons.add("f32_div_denormal")
         gg[2] = np.where(fixed, rr[2], gg[2])
