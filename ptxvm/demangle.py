@@ -16,6 +16,9 @@ tags, local names (``_ZZ...E4tile``), vtables, argument packs and their ``Dp`` e
 a wrong name is worse than a mangled one. Pure Python, no imports beyond the standard
 library, so every stage (and ``ptxvm check`` without llvmlite) can use it.
 """
+# size: one recursive-descent parser of the Itanium mangling grammar; its productions call each other
+# through one cursor and substitution table, so the file reads as the grammar does (split next time
+# the grammar grows: types and names into two modules).
 
 from __future__ import annotations
 
@@ -383,6 +386,8 @@ class _Demangler:
         return self.subs[n]
 
     # ---------------------------------------------------------------- types
+    # size: the <type> production of the Itanium grammar, one short branch per type code, read top to
+    # bottom against the ABI document.
     def type(self) -> _Type:
         c = self.peek()
         if not c:

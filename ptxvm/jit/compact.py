@@ -22,6 +22,8 @@ from .state import field_ptr
 I64P = ir.PointerType(I64)
 
 
+# size: a generated-IR builder like driver.add_driver: its blocks are tied by phis and shared values,
+# so helpers would each take a dozen IR values and the control flow would no longer read in one place.
 def add_compact_driver(llmod: ir.Module, kernel: ir.Function, record_bytes: int, name: str = "ptxvm_run") -> ir.Function:
     """``i32 ptxvm_run(ctx, records, n, stride, first_thread, first_round)``, as ``driver.add_driver``
     (same arguments, same results) for a kernel without stops: 0 when every thread of the ``n``

@@ -296,13 +296,13 @@ _SORT_TILE = (_NS + "radix_sort::DeviceRadixSortSingleTileKernel<" + _NS + "radi
 _THRUST_SUM_TILE = (_NS + "reduce::DeviceReduceSingleTileKernel<" + _NS + "reduce::policy_hub<int, unsigned int, "
                     "cuda::std::__4::plus<int> >::Policy1000, " + _THRUST + "device_ptr<int const>, int*, unsigned int, "
                     "cuda::std::__4::plus<int>, int, int, cuda::std::__4::__identity>")
-# ptxvm's demangler gives up on these (the kernel_arg<...> pack expansion): their mangled names
-_SAXPY = ("_ZN3cub17CUB_300001_SM_8006detail9transform16transform_kernelINS2_10policy_hubILb1EN4cuda3std3__45tupleIJN6"
-          "thrust23THRUST_300001_SM_800_NS10device_ptrIiEESC_EEEE10policy1000Ei9saxpy_intSC_JPiSH_EEEvT0_iT1_T2_DpNS2_"
-          "10kernel_argIT3_EE")
-_SQUARE = ("_ZN3cub17CUB_300001_SM_8006detail9transform16transform_kernelINS2_10policy_hubILb1EN4cuda3std3__45tupleIJN6"
-           "thrust23THRUST_300001_SM_800_NS10device_ptrIjEEEEEE10policy1000Ei8square_uSC_JPjEEEvT0_iT1_T2_DpNS2_10kernel_"
-           "argIT3_EE")
+# CUB's transform kernels (the kernel_arg<...> pack expansion), as c++filt names them
+_SAXPY = (_NS + "transform::transform_kernel<" + _NS + "transform::policy_hub<true, cuda::std::__4::tuple<" + _THRUST
+          + "device_ptr<int>, " + _THRUST + "device_ptr<int> > >::policy1000, int, saxpy_int, " + _THRUST
+          + "device_ptr<int>, int*, int*>")
+_SQUARE = (_NS + "transform::transform_kernel<" + _NS + "transform::policy_hub<true, cuda::std::__4::tuple<" + _THRUST
+           + "device_ptr<unsigned int> > >::policy1000, int, square_u, " + _THRUST + "device_ptr<unsigned int>, "
+           "unsigned int*>")
 _FOR_EACH = (_NS + "for_each::static_kernel<" + _NS + "for_each::policy_hub_t::policy_500_t, long, "
              + _THRUST + "cuda_cub::{f} >")
 _FILL = _FOR_EACH.format(f="__fill::functor<" + _THRUST + "device_ptr<int>, int>")
