@@ -61,6 +61,9 @@ def _launch_options(p, *, file_required: bool) -> None:
     p.add_argument("file", metavar="FILE.ptx", nargs=None if file_required else "?",
                    help="the PTX file" + ("" if file_required else " (with --golden: replaces the golden's PTX)"))
     add_launch_options(p, defaults=False)
+    p.add_argument("--cooperative", action="store_true", default=None,
+                   help="a cooperative launch (cudaLaunchCooperativeKernel), as `ptxvm run --cooperative`: "
+                        "every block resident at once, so this_grid().sync() works (recorded in the golden)")
 
 
 def add_parsers(sub, fmt) -> None:
@@ -117,7 +120,8 @@ def _launch_from_args(args):
     except ArgError as e:
         raise _usage(e.message) from None
     # From the path, not `mod`: the golden keeps the file's own text (and its line numbers).
-    return make_launch(Path(args.file), name, grid, block, values, shared_mem=shared)
+    return make_launch(Path(args.file), name, grid, block, values, shared_mem=shared,
+                       cooperative=bool(args.cooperative))
 
 
 def _executors(text: str | None, flag: str = "--executors") -> list[str]:
@@ -165,9 +169,9 @@ def cmd_difftest(args) -> int:
     common = {"ulp": ulp, "writers": not args.no_writers, "max_steps": args.max_steps}
     cases: list[CaseReport] = []
     if args.golden:
-        if args.arg or args.grid or args.block or args.shared is not None:
+        if args.arg or args.grid or args.block or args.shared is not None or args.cooperative:
             raise _usage("with --golden the launch (grid, block, arguments) comes from the golden; "
-                         "drop --grid/--block/--arg/--shared")
+                         "drop --grid/--block/--arg/--shared/--cooperative")
         if not executors:
             raise _usage("no executors to run")
         files = golden_files(args.golden)
@@ -221,7 +225,8 @@ def golden_case(path: Path, *, file: str | None, kernel: str | None, executors: 
     if file:       # new PTX, old recording: same kernel (or --kernel), inputs and outputs
         fresh = make_launch(Path(file), _kernel_of(file, kernel or launch.kernel), launch.grid, launch.block,
                             [a.value if a.kind == "array" else a.value.tobytes() if a.kind == "bytes"
-                             else a.value[()] for a in launch.args], shared_mem=launch.shared_mem)
+                             else a.value[()] for a in launch.args], shared_mem=launch.shared_mem,
+                            cooperative=launch.cooperative)
         launch, g = fresh, replace(g, launch=fresh)
     return difftest(launch, executors, golden=g, name=path.name, **common)
 
@@ -272,6 +277,7 @@ def _record(args) -> int:
     if args.json:
         print(json.dumps({"ok": True, "golden": str(out), "kernel": launch.kernel, "launch": launch.describe(),
                           "grid": list(launch.grid), "block": list(launch.block), "shared": launch.shared_mem,
+                          "cooperative": launch.cooperative,
                           "args": len(launch.args), "arrays": len(launch.arrays),
                           "provenance": {k: v for k, v in p.items() if isinstance(v, (str, int, float, bool))}},
                          indent=2))

@@ -65,6 +65,7 @@ class Launch:
     args: tuple[Arg, ...]
     shared_mem: int = 0
     filename: str | None = None
+    cooperative: bool = False            # cudaLaunchCooperativeKernel: every block resident at once
 
     def label(self, i: int) -> str:
         """``arg2 (param_2)``: nvcc's `<kernel>_param_N` names shortened."""
@@ -77,7 +78,7 @@ class Launch:
 
     def describe(self) -> str:
         return f"{self.kernel}<<<{self.grid}, {self.block}" + (f", {self.shared_mem}" if self.shared_mem else "") \
-            + ">>>"
+            + ">>>" + (" (cooperative)" if self.cooperative else "")
 
     def module(self):
         """A fresh driver Module: module globals start from their initial values every run."""
@@ -149,7 +150,8 @@ def _typed_scalar(p, v) -> np.ndarray:
     return np.array(v & ((1 << bits) - 1) if dt.kind == "u" else v, dtype=dt)
 
 
-def make_launch(source, kernel: str, grid, block, args: Sequence, *, shared_mem: int = 0) -> Launch:
+def make_launch(source, kernel: str, grid, block, args: Sequence, *, shared_mem: int = 0,
+                cooperative: bool = False) -> Launch:
     """Check and record a launch; arrays are copied (the caller's stay untouched by runs)."""
     text, filename = _source(source)
     from ..driver import Module
@@ -177,7 +179,8 @@ def make_launch(source, kernel: str, grid, block, args: Sequence, *, shared_mem:
             out.append(Arg("array", np.array(v, copy=True, order="C"), p.name))
         else:
             out.append(Arg("scalar", _typed_scalar(p, v), p.name))
-    return Launch(text, k.name, _dims(grid, "grid"), _dims(block, "block"), tuple(out), int(shared_mem), filename)
+    return Launch(text, k.name, _dims(grid, "grid"), _dims(block, "block"), tuple(out), int(shared_mem), filename,
+                  bool(cooperative))
 
 
 def _host_args(launch: Launch) -> list:
@@ -216,11 +219,14 @@ def run(launch: Launch, executor: str, *, max_steps: int | None = None
     if executor not in executors():
         check_executor(executor)
     if executor in GPU_EXECUTORS:
+        if launch.cooperative:
+            raise LaunchError(f"executor `{executor}`: cooperative launches are not supported on it yet")
         from .gpu import run_on_gpu
         return run_on_gpu(launch)
     host = _host_args(launch)
     launch.module().get_function(launch.kernel)(launch.grid, launch.block, host, shared_mem=launch.shared_mem,
-                                                device=executor, max_steps=max_steps)
+                                                device=executor, max_steps=max_steps,
+                                                cooperative=launch.cooperative)
     outputs = [h if a.kind == "array" else None for a, h in zip(launch.args, host)]
     return outputs, executor_provenance(executor)
 
@@ -266,7 +272,8 @@ def write_owners(launch: Launch, max_steps: int | None = None) -> dict[int, np.n
     try:
         args = [arrays.get(i, h) for i, h in enumerate(host)]
         launch.module().get_function(launch.kernel)(launch.grid, launch.block, args, shared_mem=launch.shared_mem,
-                                                    device="interp", max_steps=max_steps)
+                                                    device="interp", max_steps=max_steps,
+                                                    cooperative=launch.cooperative)
         return {i: tracker.owner(a).copy() for i, a in allocs.items()}
     finally:
         dev.memory.writes = None
@@ -334,6 +341,8 @@ def save_golden(golden: Golden, path) -> Path:
             "args": [{"kind": a.kind, "name": a.name, "dtype": a.value.dtype.str, "shape": list(a.value.shape)}
                      for a in L.args],
             "provenance": dict(golden.provenance)}
+    if L.cooperative:          # written only when set: other goldens stay byte-for-byte as before
+        meta["cooperative"] = True
     entries = {"meta": np.array(json.dumps(meta)), "ptx": np.array(L.ptx)}
     for i, a in enumerate(L.args):
         entries[f"arg{i}"] = a.value
@@ -411,8 +420,11 @@ def load_golden(path) -> Golden:
     prov = meta.get("provenance", {})
     if not isinstance(prov, dict):
         raise _bad(path, "`provenance` must be an object")
+    coop = meta.get("cooperative", False)
+    if not isinstance(coop, bool):
+        raise _bad(path, f"`cooperative` must be true or false, got {coop!r}")
     launch = Launch(str(entries["ptx"][()]), kernel, grid, block, tuple(args), shared,
-                    meta.get("filename") if isinstance(meta.get("filename"), str) else None)
+                    meta.get("filename") if isinstance(meta.get("filename"), str) else None, coop)
     return Golden(launch, tuple(outputs), {str(k): str(v) for k, v in prov.items()}, str(path))
 
 
