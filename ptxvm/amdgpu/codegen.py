@@ -13,12 +13,15 @@ package (``pip install 'ptxvm[amdgpu]'``) linking is a ``LinkerMissingError``, w
 
 from __future__ import annotations
 
+import dataclasses
+import warnings
 from pathlib import Path
 from collections.abc import Sequence
 
 from ..ir import nodes as ptx
 from ..ir.resources import check_resources
 from ..backend.toolchain import compile_ir, emit_later
+from . import objcache
 from .check import check_code_object
 from .codeobject import CodeObject, kernel_metadata
 from .layout import place_params
@@ -92,5 +95,49 @@ def compile(source: str | bytes | Path | ptx.Module, target: str | Target | Sequ
             raise ValueError("compile(target=[]): give at least one target")
         module = _module(source, filename)
         return CodeObjectBundle({t.name: compile(module, t, opt=opt, use_cache=use_cache) for t in names})
-    u = compile_unlinked(source, target, filename=filename, opt=opt, use_cache=use_cache)
-    return link_unlinked(u, use_cache=use_cache)
+    tgt = target if isinstance(target, Target) else load_target(target)
+    key = _object_key(source, filename, tgt, opt, use_cache)
+    if key is not None:
+        hit = objcache.get(key)
+        if hit is not None:
+            hsaco, llvm_ir, metadata, note = hit
+            # The listing is a second code generation, deferred as on a miss (LLVM's cache has it
+            # if it was made before).
+            return CodeObject(tgt, hsaco, lambda: compile_unlinked(source, tgt, filename=filename, opt=opt,
+                                                                   use_cache=use_cache).asm(),
+                              llvm_ir, metadata, note)
+    if key is None:
+        return link_unlinked(compile_unlinked(source, tgt, filename=filename, opt=opt, use_cache=use_cache),
+                             use_cache=use_cache)
+    # A translation that warned is not stored: a hit would not warn again.
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        try:
+            obj = link_unlinked(compile_unlinked(source, tgt, filename=filename, opt=opt, use_cache=use_cache),
+                                use_cache=use_cache)
+        finally:
+            caught = list(said)
+    for w in caught:     # now, under the caller's filters
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
+    if not caught:
+        objcache.put(key, obj.hsaco, obj.llvm_ir, obj.metadata, obj.note)
+    return obj
+
+
+def _object_key(source: str | bytes | Path | ptx.Module, filename: str | None, tgt: Target, opt: int,
+                use_cache: bool | None) -> str | None:
+    """The whole-translation cache key of PTX text (a parsed module has none: not cached)."""
+    from ..diskcache import cache_enabled
+    if isinstance(source, ptx.Module) or not cache_enabled(use_cache):
+        return None
+    if isinstance(source, Path):
+        try:
+            text, filename = source.read_bytes(), str(source)
+        except OSError:
+            return None             # compile_unlinked reports it
+    else:
+        text = source.encode("utf-8", "surrogateescape") if isinstance(source, str) else bytes(source)
+    # Every field (a test's dataclasses.replace(target, ...) keeps the name), sets in order.
+    fields = {f.name: getattr(tgt, f.name) for f in dataclasses.fields(tgt)}
+    described = repr({k: sorted(v) if isinstance(v, frozenset) else v for k, v in fields.items()})
+    return objcache.key(text, filename, described, opt)
