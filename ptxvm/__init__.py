@@ -44,7 +44,7 @@ def __getattr__(name: str):
                 "memset", "from_dlpack", "Stream", "Event", "get_elapsed_time", "KernelAttributes"):
         from . import driver
         return getattr(driver, name)
-    if name in ("CudaArray", "TextureObject", "SurfaceObject"):   # textures and surfaces (CUDA's names)
+    if name in ("CudaArray", "MipmappedArray", "TextureObject", "SurfaceObject"):   # textures and surfaces (CUDA's names)
         from .machine import textures
         return getattr(textures, name)
     if name in ("RawModule", "RawKernel"):   # CUDA C++ through NVRTC, in CuPy's shape
@@ -57,5 +57,5 @@ def __getattr__(name: str):
 
 
 __all__ = ["Module", "RawModule", "RawKernel", "DeviceArray", "Kernel", "to_device", "Device", "default_device",
-           "empty", "zeros", "memset", "from_dlpack", "Stream", "Event", "get_elapsed_time", "KernelAttributes", "CudaArray", "TextureObject", "SurfaceObject", "KernelFault", "LaunchError", "ResourceError", "parse", "load", "format_ptx", "PtxError", "PtxSyntaxError", "PtxSemanticError",
+           "empty", "zeros", "memset", "from_dlpack", "Stream", "Event", "get_elapsed_time", "KernelAttributes", "CudaArray", "MipmappedArray", "TextureObject", "SurfaceObject", "KernelFault", "LaunchError", "ResourceError", "parse", "load", "format_ptx", "PtxError", "PtxSyntaxError", "PtxSemanticError",
            "PtxEncodingError", "Diagnostic", "UnsupportedError", "CodegenError", "__version__"]
