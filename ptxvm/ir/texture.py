@@ -17,7 +17,13 @@ TEX_GEOMS = {"1d": (False, 1), "2d": (False, 2), "3d": (False, 3), "a1d": (True,
              "cube": (False, 3), "acube": (True, 3)}
 SURF_GEOMS = {"1d": (False, 1), "2d": (False, 2), "3d": (False, 3), "a1d": (True, 1), "a2d": (True, 2)}
 _COMPONENTS = {"r": 0, "g": 1, "b": 2, "a": 3}
-QUERIES = ("width", "height", "depth", "array_size")
+# txq's texture and sampler attributes, suq's surface ones (§9.7.10.7, §9.7.11.4).
+TXQ_QUERIES = ("width", "height", "depth", "channel_data_type", "channel_order", "normalized_coords",
+               "array_size", "num_mipmap_levels", "num_samples", "force_unnormalized_coords",
+               "filter_mode", "addr_mode_0", "addr_mode_1", "addr_mode_2")
+SUQ_QUERIES = ("width", "height", "depth", "channel_data_type", "channel_order", "array_size",
+               "memory_layout")
+QUERIES = TXQ_QUERIES
 RED_OPS = ("add", "min", "max", "and", "or")
 RED_TYPES = ("u32", "s32", "b32", "u64", "s64", "b64")
 
@@ -46,6 +52,10 @@ class Plan:
     dests: tuple = ()                  # destination operands (tex, tld4, txq, suq, suld)
     pred: ir.Operand | None = None     # tex/tld4's optional predicate destination
     values: tuple = ()                 # sust/sured source operands
+    lod: str = ""                      # tex: "level" (explicit LOD) or "grad" (LOD from gradients)
+    lod_operands: tuple = ()           # tex.level: (lod,); tex.grad: dPdx's then dPdy's elements
+    level: ir.Operand | None = None    # txq.level: the queried level
+    formatted: bool = False            # sust.p: a formatted store (x in elements)
 
     @property
     def nbytes(self) -> int:
@@ -99,16 +109,22 @@ def plan(ins: ir.Instruction) -> Plan:
     if op in ("tex", "tld4"):
         return _plan_fetch(ins)
     if op in ("txq", "suq"):
-        q = next((m for m in ins.modifiers if m in QUERIES), None)
-        if q is None or ins.has("level") or len(ins.operands) != 2:
-            raise unsupported(ins, "queries an attribute ptxvm does not report yet "
-                                   "(it reports .width, .height, .depth, .array_size)")
-        a = ins.operands[1]
-        return Plan(op, ins.full_opcode, query=q, handle=a.base if isinstance(a, ir.Address) else a,
-                    dests=(ins.operands[0],))
+        return _plan_query(ins)
     if op in ("suld", "sust", "sured"):
         return _plan_surface(ins)
     raise unsupported(ins, "is not a texture or surface instruction")
+
+
+def _plan_query(ins: ir.Instruction) -> Plan:
+    table = TXQ_QUERIES if ins.opcode == "txq" else SUQ_QUERIES
+    q = next((m for m in ins.modifiers if m in table), None)
+    level = ins.has("level") and ins.opcode == "txq"
+    if q is None or (level and q not in ("width", "height", "depth")) or len(ins.operands) != 2 + level:
+        raise unsupported(ins, "queries an attribute ptxvm does not know (it reports ."
+                               + ", .".join(table) + ("; .level: .width, .height, .depth)" if level else ")"))
+    a = ins.operands[1]
+    return Plan(ins.opcode, ins.full_opcode, query=q, handle=a.base if isinstance(a, ir.Address) else a,
+                dests=(ins.operands[0],), level=ins.operands[2] if level else None)
 
 
 def _plan_fetch(ins: ir.Instruction) -> Plan:
@@ -129,6 +145,7 @@ def _plan_fetch(ins: ir.Instruction) -> Plan:
         if len(ins.operands) - 2 != want:
             raise unsupported(ins, "has offset or depth-compare operands, which ptxvm does not execute")
     layered, n = TEX_GEOMS[geom]
+    lod, lod_ops = _lod_operands(ins, geom, n)
     a = ins.operands[1]
     if not isinstance(a, ir.Address):
         raise unsupported(ins, "has a texture operand ptxvm does not read")
@@ -136,7 +153,26 @@ def _plan_fetch(ins: ir.Instruction) -> Plan:
     dests, pred = _dest(ins.operands[0])
     return Plan(ins.opcode, ins.full_opcode, geom=geom, layered=layered, axes=n, dtype=dtype,
                 integer=ctype.kind != "f", component=comp, handle=a.base, layer=layer, coords=coords,
-                coord_type=ctype, dests=dests, pred=pred)
+                coord_type=ctype, dests=dests, pred=pred, lod=lod, lod_operands=lod_ops)
+
+
+def _lod_operands(ins: ir.Instruction, geom: str, n: int) -> tuple[str, tuple]:
+    """tex.level's LOD operand, or tex.grad's dPdx and dPdy elements (``n`` each: a 3D
+    gradient is a .v4 whose fourth element is ignored)."""
+    if ins.opcode != "tex" or not (ins.has("level") or ins.has("grad")):
+        return "", ()
+    if ins.has("level"):
+        return "level", (ins.operands[2],)
+    if geom in ("cube", "acube"):
+        raise unsupported(ins, "derives a cubemap's LOD from gradients, which ptxvm does not model "
+                               "(use tex.level)")
+    grads = []
+    for op in ins.operands[2:4]:
+        elems = _elements(op)
+        if len(elems) < n:
+            raise unsupported(ins, f"needs {n}-element gradients, has {len(elems)}")
+        grads.extend(elems[:n])
+    return "grad", tuple(grads)
 
 
 def _plan_surface(ins: ir.Instruction) -> Plan:
@@ -166,4 +202,4 @@ def _plan_surface(ins: ir.Instruction) -> Plan:
                 values=() if load else data)
 
 
-__all__ = ["Plan", "plan", "unsupported", "TEX_GEOMS", "SURF_GEOMS", "QUERIES", "RED_OPS", "RED_TYPES"]
+__all__ = ["Plan", "plan", "unsupported", "TEX_GEOMS", "SURF_GEOMS", "QUERIES", "TXQ_QUERIES", "SUQ_QUERIES", "RED_OPS", "RED_TYPES"]

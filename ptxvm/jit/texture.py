@@ -3,7 +3,7 @@ machine.texops / machine.surfops: the same functions the interpreter calls for i
 both executors agree bit for bit, faults included, by construction.
 
 In a kernel (and the `.func`s inlined into it) the thread stops at the instruction
-(``State.TEXTURE``) with its operands in T_OUT: ``handle, layer, x, y, z, value0..3`` (the
+(``State.TEXTURE``) with its operands in T_OUT: ``handle, layer, x, y, z, value0..5`` (the
 instruction's bits, zero-extended); between rounds the executor runs every thread stopped at
 one site in one vectorized call (``settle``) and leaves the results in T_OUT[0..3]. A
 refused fetch is the KernelFault of the thread the model names.
@@ -27,7 +27,7 @@ from ..lift.function import I8, I32, I64, FunctionLowering
 from ..machine import surfops, texops
 from . import layout as L
 
-COLUMNS = 9                                  # handle, layer, 3 coordinates, 4 values
+COLUMNS = 11                                 # handle, layer, 3 coordinates, 6 values
 _HANDLE, _LAYER, _COORDS, _VALUES = 0, 1, 2, 5
 _CALL_SLOTS = 1 + COLUMNS + 4                # the callback's buffer: site, columns, results
 
@@ -96,11 +96,13 @@ def _run(launch, p: Plan, cols: np.ndarray) -> np.ndarray | None:
         return texops.argument_of(launch.params, launch.program.symbols.params, h)
 
     if p.op == "tex":
-        return texops.tex(p, handles, layer, coords, where)
+        lod = [cols[:, _VALUES + i].astype(np.uint32) for i in range(len(p.lod_operands))]
+        return texops.tex(p, handles, layer, coords, where, lod=lod)
     if p.op == "tld4":
         return texops.tld4(p, handles, layer, coords, where)
     if p.op in ("txq", "suq"):
-        return texops.query(p, handles, where)[:, None]
+        level = cols[:, _VALUES].astype(np.uint32) if p.level is not None else None
+        return texops.query(p, handles, where, level=level)[:, None]
     if p.op == "suld":
         return surfops.suld(p, handles, layer, coords, where)
     ut = texops.UINT[p.dtype.bits]

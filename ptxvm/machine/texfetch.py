@@ -18,6 +18,7 @@ Nothing reads outside the array: every index is clamped or masked before the gat
 from __future__ import annotations
 
 import itertools
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -171,6 +172,59 @@ def gather4(tex: TextureObject, coords: list[np.ndarray], layer: np.ndarray, com
     return np.stack(cols, axis=1)
 
 
+@dataclass(frozen=True)
+class Sampler:
+    """What one fetch reads and how: a texture object's state with one array (a mip level, or a
+    cubemap's faces sampled as normalised 2D textures clamped at the face edges)."""
+
+    array: CudaArray
+    address: tuple
+    filter: FilterMode
+    read: ReadMode
+    srgb: bool
+    border: tuple
+    normalized_coords: bool
+
+    @classmethod
+    def of(cls, tex: TextureObject, level: int = 0) -> "Sampler":
+        return cls(tex.levels[level], tex.address, tex.filter, tex.read, tex.srgb, tex.border,
+                   tex.normalized_coords)
+
+    def faces(self) -> "Sampler":
+        return replace(self, normalized_coords=True, address=(AddressMode.CLAMP,) * 3)
+
+
+# Mipmaps: ptxvm's documented choice where NVIDIA documents nothing (docs/textures.md,
+# "Mipmaps"): lambda = log2 of the longest gradient in level-0 texels, + bias, clamped.
+
+def lod_from_gradients(dpdx: list[np.ndarray], dpdy: list[np.ndarray], sizes) -> np.ndarray:
+    """Per lane log2(max(|dPdx * size|, |dPdy * size|)) in float32 (-inf for zero gradients)."""
+    def length(g):
+        acc = np.zeros(g[0].shape, dtype=F32)
+        for gk, n in zip(g, sizes):
+            t = (gk.astype(F32) * F32(n)).astype(F32)
+            acc = (acc + (t * t).astype(F32)).astype(F32)
+        return np.sqrt(acc).astype(F32)
+    rho = np.maximum(length(dpdx), length(dpdy))
+    with np.errstate(divide="ignore"):
+        return np.log2(rho.astype(np.float64)).astype(F32)
+
+
+def mip_levels(tex: TextureObject, lod: np.ndarray):
+    """(first level, second level, weight of the second) per lane; point filtering: weight None."""
+    n = len(tex.levels)
+    lam = np.nan_to_num(lod.astype(F32), nan=0.0, posinf=np.inf, neginf=-np.inf)
+    lam = (lam + tex.lod_bias).astype(F32)
+    lo, hi = tex.lod_range
+    lam = np.minimum(np.maximum(lam, lo), hi).astype(F32)
+    lam = np.minimum(np.maximum(lam, F32(0)), F32(n - 1)).astype(F32)
+    if tex.mip_filter is FilterMode.POINT:
+        d = np.where(lam <= 0.5, 0, np.ceil(lam.astype(np.float64) + 0.5) - 1).astype(np.int64)
+        return np.minimum(d, n - 1), None, None
+    d1 = np.floor(lam).astype(np.int64)
+    return d1, np.minimum(d1 + 1, n - 1), (lam - d1.astype(F32)).astype(F32)
+
+
 # Cubemap face selection (programming guide, "Cubemap Textures"): the major axis picks the face,
 # (sc, tc) and |ma| give the face coordinates s = (sc/|ma| + 1)/2, t = (tc/|ma| + 1)/2.
 def cube_face(x: np.ndarray, y: np.ndarray, z: np.ndarray):
@@ -188,4 +242,5 @@ def cube_face(x: np.ndarray, y: np.ndarray, z: np.ndarray):
     return face.astype(np.int64), s, t
 
 
-__all__ = ["sample", "gather4", "cube_face", "texels_view", "convert"]
+__all__ = ["sample", "gather4", "cube_face", "texels_view", "convert", "Sampler", "lod_from_gradients",
+           "mip_levels"]

@@ -11,14 +11,17 @@ which the executor turns into its KernelFault for that thread.
 
 from __future__ import annotations
 
+import tomllib
+from functools import cache
 from typing import Callable, Iterator
 
 import numpy as np
 
 from ..ir.texture import Plan, plan, unsupported
 from ..ir.types import ScalarType
+from ..resources import data_dir
 from . import texfetch
-from .textures import AddressMode, CudaArray, SurfaceObject, TextureObject, lookup
+from .textures import CudaArray, SurfaceObject, TextureObject, lookup
 
 F32 = np.float32
 UINT = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
@@ -93,15 +96,6 @@ def _layers(arr: CudaArray, layer: np.ndarray | None, sel: np.ndarray, p: Plan) 
     return lay
 
 
-class _FaceView:
-    """A cubemap's face sampled as a normalised 2D texture, clamped at the face edges."""
-
-    def __init__(self, tex: TextureObject) -> None:
-        self.array, self.filter, self.read, self.srgb = tex.array, tex.filter, tex.read, tex.srgb
-        self.border, self.normalized_coords = tex.border, True
-        self.address = (AddressMode.CLAMP,) * 3
-
-
 def _linear_fetch(tex: TextureObject, idx: np.ndarray, integer: bool, k: int, p: Plan) -> np.ndarray:
     if not integer:
         raise TextureError(k, f"`{p.full_opcode}` samples linear memory with float coordinates; "
@@ -118,13 +112,39 @@ def _linear_fetch(tex: TextureObject, idx: np.ndarray, integer: bool, k: int, p:
     return out
 
 
-def _fetch_lanes(tex: TextureObject, p: Plan, spatial, layer, k: int) -> np.ndarray:
+def _fetch_lanes(tex: TextureObject, p: Plan, spatial, layer, k: int, lod=None) -> np.ndarray:
+    """The lanes' fetch; ``lod`` (float32 per lane, or None: level 0 + bias) picks mip levels."""
+    if len(tex.levels) == 1:
+        return _fetch_level(texfetch.Sampler.of(tex), p, spatial, layer, k)
+    if lod is None:
+        lod = np.zeros(layer.shape, dtype=F32)
+    d1, d2, frac = texfetch.mip_levels(tex, lod)
+    if frac is None:
+        return _by_level(tex, p, spatial, layer, k, d1)
+    lo = _by_level(tex, p, spatial, layer, k, d1)
+    hi = _by_level(tex, p, spatial, layer, k, d2)
+    w = frac[:, None]
+    return ((F32(1) - w).astype(F32) * lo + (w * hi).astype(F32)).astype(F32)
+
+
+def _by_level(tex: TextureObject, p: Plan, spatial, layer, k: int, level: np.ndarray) -> np.ndarray:
+    out = None
+    for lv in np.unique(level):
+        sel = level == lv
+        got = _fetch_level(texfetch.Sampler.of(tex, int(lv)), p, [c[sel] for c in spatial], layer[sel], k)
+        if out is None:
+            out = np.zeros((level.size, 4), dtype=got.dtype)
+        out[sel] = got
+    return out
+
+
+def _fetch_level(tex: texfetch.Sampler, p: Plan, spatial, layer, k: int) -> np.ndarray:
     arr = tex.array
     if p.geom in ("cube", "acube"):
         if not arr.cubemap:
             raise TextureError(k, f"`{p.full_opcode}` samples {arr!r}, which is not a cubemap")
         face, s, t = texfetch.cube_face(*[v.view(F32) for v in spatial])
-        return texfetch.sample(_FaceView(tex), [s, t], layer * 6 + face, False)
+        return texfetch.sample(tex.faces(), [s, t], layer * 6 + face, False)
     if arr.cubemap or len(arr.extent) != len(spatial):
         raise TextureError(k, f"`{p.full_opcode}` ({p.geom}) reads {arr!r}, an array of another geometry")
     coords = [v.view(np.int32) if p.integer else v.view(F32) for v in spatial]
@@ -144,16 +164,28 @@ def _u32(a: np.ndarray) -> np.ndarray:
     return a.view(np.uint32) if a.dtype.itemsize == 4 else a.astype(np.uint32)
 
 
-def tex(p: Plan, handles: np.ndarray, layer, coords, where) -> np.ndarray:
-    """tex: (lanes, 4) uint32, the four components' bits (.level/.grad: the arrays ptxvm builds
-    have one mip level, which every level of detail selects)."""
+def _lod(tex: TextureObject, p: Plan, lod, sel: np.ndarray) -> np.ndarray | None:
+    """tex.level: the operand; tex.grad: from the gradients (dPdx then dPdy, ``axes`` each);
+    plain tex: None (level 0 + the bias). Only a mip chain looks at it."""
+    if len(tex.levels) == 1 or not lod:
+        return None
+    vals = [_u32(v)[sel].view(F32) for v in lod]
+    if p.lod == "level":
+        return vals[0]
+    sizes = tex.levels[0].extent
+    return texfetch.lod_from_gradients(vals[:p.axes], vals[p.axes:2 * p.axes], sizes)
+
+
+def tex(p: Plan, handles: np.ndarray, layer, coords, where, lod=()) -> np.ndarray:
+    """tex: (lanes, 4) uint32, the four components' bits. ``lod``: the .level operand or the
+    .grad vectors' elements (float32 bits per lane); a texture of one level ignores them."""
     coords = [_u32(c) for c in coords]
     result = np.zeros((handles.size, 4), dtype=np.int64 if p.dtype.kind != "f" else F32)
     for obj, sel in objects(handles, TextureObject, where):
         k = _first(sel)
         _check_format(obj, p, k)
         lay = _layers(obj.array, None if layer is None else _u32(layer), sel, p)
-        result[sel] = _fetch_lanes(obj, p, [c[sel] for c in coords], lay, k)
+        result[sel] = _fetch_lanes(obj, p, [c[sel] for c in coords], lay, k, _lod(obj, p, lod, sel))
     return _raw(result, p.dtype)
 
 
@@ -171,23 +203,67 @@ def tld4(p: Plan, handles: np.ndarray, layer, coords, where) -> np.ndarray:
     return _raw(result, p.dtype)
 
 
-def array_query(arr: CudaArray, q: str) -> int:
-    """txq/suq: extents (0 for an axis the array lacks, as cudaArrayGetInfo's extent has it)
-    and the layer count."""
+@cache
+def _codes() -> dict:
+    return tomllib.loads((data_dir("isa") / "texture_queries.toml").read_text(encoding="utf-8"))
+
+
+def array_query(arr: CudaArray, q: str, tex: TextureObject | None = None) -> int:
+    """txq/suq of an array (and a texture object's sampler state): extents (0 for an axis the
+    array lacks, as cudaArrayGetInfo's extent has it), the layer count, formats as
+    isa/texture_queries.toml encodes them."""
+    codes = _codes()
     if q == "array_size":
         return arr.layers
+    if q == "channel_data_type":
+        norm = tex is not None and tex.read.name == "NORMALIZED_FLOAT"
+        return codes["channel_data_type"][f"{arr.dtype}{'+norm' if norm else ''}"]
+    if q == "channel_order":
+        srgb = tex is not None and tex.srgb
+        return codes["channel_order"][f"{arr.channels}{'+srgb' if srgb else ''}"]
+    if q == "memory_layout":
+        return codes["memory_layout"]["linear" if arr.linear else "array"]
     ext = tuple(arr.extent) + (0, 0)
     return int(ext[("width", "height", "depth").index(q)])
 
 
-def query(p: Plan, handles: np.ndarray, where) -> np.ndarray:
-    """txq / suq: (lanes,) uint32."""
+def texture_query(tex: TextureObject, q: str) -> int:
+    """txq of a texture object: the sampler state in CUDA's enums (cudaTextureAddressMode,
+    cudaTextureFilterMode), the mip level count (1 without a mipmapped array), one sample."""
+    if q == "normalized_coords":
+        return int(bool(tex.normalized_coords))
+    if q == "force_unnormalized_coords":
+        return int(not tex.normalized_coords)
+    if q == "filter_mode":
+        return tex.filter.value
+    if q.startswith("addr_mode_"):
+        return tex.address[int(q[-1])].value
+    if q == "num_mipmap_levels":
+        return len(tex.levels)
+    if q == "num_samples":
+        return 1
+    return array_query(tex.array, q, tex)
+
+
+def query(p: Plan, handles: np.ndarray, where, level=None) -> np.ndarray:
+    """txq / suq: (lanes,) uint32; txq.level: the extent of mip level ``level`` (per lane)."""
     kind = TextureObject if p.op == "txq" else SurfaceObject
     out = np.zeros(handles.size, dtype=np.uint32)
     for obj, sel in objects(handles, kind, where):
-        out[sel] = array_query(obj.array, p.query)
+        if p.op == "suq":
+            out[sel] = array_query(obj.array, p.query)
+        elif level is None:
+            out[sel] = texture_query(obj, p.query)
+        else:
+            lv = _u32(level)[sel].astype(np.int64)
+            for v in np.unique(lv):
+                if v >= len(obj.levels):
+                    k = int(np.nonzero(sel)[0][int(np.nonzero(lv == v)[0][0])])
+                    raise TextureError(k, f"`{p.full_opcode}` queries level {int(v)} of {obj.resource!r}, "
+                                          f"which has {len(obj.levels)} level(s)")
+                out[np.nonzero(sel)[0][lv == v]] = array_query(obj.levels[int(v)], p.query)
     return out
 
 
-__all__ = ["Plan", "TextureError", "plan", "tex", "tld4", "query", "array_query", "argument_of",
+__all__ = ["Plan", "TextureError", "plan", "tex", "tld4", "query", "array_query", "texture_query", "argument_of",
            "reference_handle", "objects", "unsupported", "UINT", "RED_TYPES"]

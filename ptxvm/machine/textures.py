@@ -119,11 +119,49 @@ class CudaArray:
         return f"CudaArray({kind}{self.dtype}x{self.channels}{list(self.shape)})"
 
 
+class MipmappedArray:
+    """A mipmapped CUDA array (cudaMallocMipmappedArray): ``levels`` CudaArrays, level 0 of
+    ``shape`` and each next one halving every spatial extent (at least 1); layers and cube faces
+    stay. ``level(i)`` is cudaGetMipmappedArrayLevel: the level's own CudaArray (writes through it,
+    or a SurfaceObject over it, are what later fetches see)."""
+
+    def __init__(self, shape, dtype=np.float32, channels: int = 1, *, levels: int = 0,
+                 layered: bool = False, cubemap: bool = False) -> None:
+        base = CudaArray(shape, dtype, channels, layered=layered, cubemap=cubemap)
+        most = max(base.extent).bit_length()          # floor(log2(largest extent)) + 1
+        levels = int(levels) or most
+        if not 1 <= levels <= most:
+            raise LaunchError(f"MipmappedArray: {levels} levels for extent {list(base.extent)}; "
+                              f"it has at most {most} (each level halves every extent, down to 1)")
+        lead = base.shape[:1] if layered or cubemap else ()
+        self.levels = [base]
+        for i in range(1, levels):
+            ext = tuple(max(1, e >> i) for e in base.extent)
+            self.levels.append(CudaArray(lead + tuple(reversed(ext)), dtype, channels, layered=layered,
+                                         cubemap=cubemap))
+        self.shape, self.dtype, self.channels = base.shape, base.dtype, channels
+        self.layered, self.cubemap = layered, cubemap
+
+    @property
+    def num_levels(self) -> int:
+        return len(self.levels)
+
+    def level(self, i: int) -> CudaArray:
+        if not 0 <= int(i) < len(self.levels):
+            raise LaunchError(f"MipmappedArray.level({i}): the array has levels 0..{len(self.levels) - 1}")
+        return self.levels[int(i)]
+
+    def __repr__(self) -> str:
+        return f"MipmappedArray({self.levels[0]!r} x {len(self.levels)} levels)"
+
+
 def as_resource(resource) -> CudaArray:
     """A texture's backing: a CudaArray, or a numpy array as linear (1D) or pitched (2D) memory;
     the numpy array's own bytes are the texels (a view: later writes to it are seen)."""
     if isinstance(resource, CudaArray):
         return resource
+    if isinstance(resource, MipmappedArray):
+        return resource.levels[0]
     if isinstance(resource, np.ndarray):
         if resource.ndim not in (1, 2) or resource.dtype not in ELEMENT_DTYPES:
             raise LaunchError(f"texture resource: a numpy array {resource.dtype}{list(resource.shape)}; "
@@ -133,8 +171,8 @@ def as_resource(resource) -> CudaArray:
         arr.data = resource[..., None]       # the caller's bytes, not a copy
         arr.linear = resource.ndim == 1
         return arr
-    raise LaunchError(f"texture resource: {type(resource).__name__}; pass a ptxvm.CudaArray or a numpy "
-                      "array (linear or pitched memory)")
+    raise LaunchError(f"texture resource: {type(resource).__name__}; pass a ptxvm.CudaArray, a "
+                      "ptxvm.MipmappedArray or a numpy array (linear or pitched memory)")
 
 
 def _modes(address_mode, ndim: int = 3) -> tuple[AddressMode, ...]:
@@ -183,10 +221,18 @@ class TextureObject:
     normalized_coords: bool = False
     border_color: tuple = (0.0, 0.0, 0.0, 0.0)
     srgb: bool = False
+    # Mipmap sampling (cudaTextureDesc's fields; used when the resource is a MipmappedArray).
+    # max_mipmap_level_clamp=None means the last level (a zeroed cudaTextureDesc clamps at 0).
+    mipmap_filter_mode: object = "point"
+    mipmap_level_bias: float = 0.0
+    min_mipmap_level_clamp: float = 0.0
+    max_mipmap_level_clamp: float | None = None
+    max_anisotropy: int = 0
     handle: int = field(init=False, default=0)
 
     def __post_init__(self) -> None:
         self.array = as_resource(self.resource)
+        self._mip_state()
         self.address = _modes(self.address_mode)
         self.filter = _enum(FilterMode, self.filter_mode, "filter_mode")
         self.read = _enum(ReadMode, self.read_mode, "read_mode")
@@ -201,6 +247,29 @@ class TextureObject:
         if self.srgb and not (dt == np.uint8 and self.read is ReadMode.NORMALIZED_FLOAT):
             raise LaunchError("TextureObject: srgb needs uint8 texels read as normalized_float")
         self.handle = _register(self, _TAG_TEX)
+
+    def _mip_state(self) -> None:
+        mip = self.resource if isinstance(self.resource, MipmappedArray) else None
+        self.levels = mip.levels if mip is not None else [self.array]
+        self.mip_filter = _enum(FilterMode, self.mipmap_filter_mode, "mipmap_filter_mode")
+        top = float(len(self.levels) - 1)
+        lo = np.float32(self.min_mipmap_level_clamp)
+        hi = np.float32(top if self.max_mipmap_level_clamp is None else self.max_mipmap_level_clamp)
+        self.lod_bias, self.lod_range = np.float32(self.mipmap_level_bias), (lo, hi)
+        if int(self.max_anisotropy) > 1:
+            # NVIDIA's anisotropic footprint is not documented: refused rather than ignored.
+            raise LaunchError(f"TextureObject: max_anisotropy={self.max_anisotropy}; ptxvm filters "
+                              "isotropically only (0 or 1)")
+        if mip is None:
+            return
+        if not self.normalized_coords:
+            raise LaunchError("TextureObject: a MipmappedArray is sampled with normalized_coords=True "
+                              "(a texel coordinate names no texel across levels of different sizes)")
+        dt = self.array.dtype
+        returns_float = dt.kind == "f" or _enum(ReadMode, self.read_mode, "read_mode") is ReadMode.NORMALIZED_FLOAT
+        if self.mip_filter is FilterMode.LINEAR and not returns_float:
+            raise LaunchError(f"TextureObject: mipmap_filter_mode=linear needs textures that return floats; "
+                              f"{dt} texels with read_mode=element_type return integers")
 
     def destroy(self) -> None:
         """cudaDestroyTextureObject: the handle stops being a texture object."""
@@ -218,7 +287,7 @@ class SurfaceObject:
     def __post_init__(self) -> None:
         if not isinstance(self.array, CudaArray):
             raise LaunchError(f"SurfaceObject: {type(self.array).__name__}; a surface is made from a "
-                              "ptxvm.CudaArray")
+                              "ptxvm.CudaArray (a MipmappedArray's .level(i) for one level)")
         self.handle = _register(self, _TAG_SURF)
 
     def destroy(self) -> None:
@@ -232,5 +301,5 @@ def lookup(handle: int, kind: type):
     return obj if isinstance(obj, kind) else None
 
 
-__all__ = ["AddressMode", "FilterMode", "ReadMode", "CudaArray", "TextureObject", "SurfaceObject",
+__all__ = ["AddressMode", "FilterMode", "ReadMode", "CudaArray", "MipmappedArray", "TextureObject", "SurfaceObject",
            "as_resource", "lookup", "ELEMENT_DTYPES"]

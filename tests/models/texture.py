@@ -128,3 +128,50 @@ def cube_direction(x: float, y: float, z: float):
     s = f32(f32(f32(f32(sc) / f32(ma)) + f32(1)) * f32(0.5))
     t = f32(f32(f32(f32(tc) / f32(ma)) + f32(1)) * f32(0.5))
     return face, s, t
+
+
+# ---------------------------------------------------------------- mipmaps (tex.level / tex.grad)
+# Written from the CUDA programming guide (tex2DLod, tex2DGrad, cudaTextureDesc's mipmap fields)
+# and the textbook LOD of OpenGL 4.6 §8.14 (NVIDIA does not document its own): lambda = log2 of
+# the longest gradient scaled to level-0 texels, plus the bias, clamped to the sampler's range and
+# to the levels there are; point mip filtering takes the nearest level (.5 rounds down), linear
+# blends floor(lambda) and the next level by frac(lambda), all in float32.
+
+def lod_from_gradients(dpdx, dpdy, sizes) -> float:
+    """log2(max(|dPdx * size|, |dPdy * size|)), -inf for zero gradients."""
+    def length(g):
+        acc = f32(0)
+        for gk, n in zip(g, sizes):
+            t = f32(f32(gk) * f32(n))
+            acc = f32(acc + f32(t * t))
+        return f32(math.sqrt(float(acc)))
+    rho = max(length(dpdx), length(dpdy))
+    return -math.inf if rho == 0 else float(f32(math.log2(float(rho))))
+
+
+def mip_levels_used(lod: float, levels: int, mip_filter: str, bias=0.0, lo=0.0, hi=None):
+    """[(level, weight)]: one level (point) or two blended ones (linear)."""
+    hi = f32(levels - 1 if hi is None else hi)
+    lam = f32(f32(0.0 if math.isnan(lod) else lod) + f32(bias))
+    lam = min(max(lam, f32(lo)), hi)
+    lam = min(max(lam, f32(0)), f32(levels - 1))
+    if mip_filter == "point":
+        d = 0 if lam <= 0.5 else math.ceil(float(lam) + 0.5) - 1
+        return [(min(d, levels - 1), None)]
+    d1 = math.floor(float(lam))
+    frac = f32(lam - f32(d1))
+    return [(d1, f32(f32(1) - frac)), (min(d1 + 1, levels - 1), frac)]
+
+
+def fetch_mip(level_texels: list, coords, lod: float, *, mip_filter="point", bias=0.0, lo=0.0, hi=None,
+              **kw):
+    """One fetch from a mip chain (normalised coordinates): ``level_texels[i]`` as ``fetch`` takes."""
+    used = mip_levels_used(lod, len(level_texels), mip_filter, bias, lo, hi)
+    if len(used) == 1:
+        return fetch(level_texels[used[0][0]], coords, normalized=True, **kw)
+    total = None
+    for lvl, w in used:
+        t = fetch(level_texels[lvl], coords, normalized=True, **kw)
+        term = [f32(w * f32(v)) for v in t]
+        total = term if total is None else [f32(a + b) for a, b in zip(total, term)]
+    return total

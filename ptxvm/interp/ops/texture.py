@@ -52,11 +52,11 @@ def operands(ctx: CompileContext, ins: ir.Instruction):
     return p, handle_source(ctx, ins, p), layer, [reader(ctx, c, ctype, ins) for c in p.coords]
 
 
-def call(ctx: CompileContext, b, lanes, fn, *args):
-    """``fn(*args, where)``, a TextureError as the fault of the lane it names."""
+def call(ctx: CompileContext, b, lanes, fn, *args, **kw):
+    """``fn(*args, where, **kw)``, a TextureError as the fault of the lane it names."""
     where = lambda h: texops.argument_of(b.params, ctx.symbols.params, h)   # noqa: E731
     try:
-        return fn(*args, where)
+        return fn(*args, where, **kw)
     except texops.TextureError as e:
         raise TextureFault(int(lanes[e.index]), e.message) from None
 
@@ -65,10 +65,13 @@ def _fetch(ctx: CompileContext, ins: ir.Instruction, fn):
     p, handle_r, layer_r, coord_rs = operands(ctx, ins)
     ws = [writer(ctx, e, p.dtype, ins) for e in p.dests]
     pred = writer(ctx, p.pred, ScalarType.PRED, ins) if p.pred is not None else None
+    lod_rs = [reader(ctx, e, ScalarType.F32, ins) for e in p.lod_operands]
+    kw = (lambda b, lanes: {"lod": [r(b, lanes) for r in lod_rs]}) if lod_rs else (lambda b, lanes: {})
 
     def run(b, lanes):
         layer = layer_r(b, lanes) if layer_r is not None else None
-        raw = call(ctx, b, lanes, fn, p, handle_r(b, lanes), layer, [r(b, lanes) for r in coord_rs])
+        raw = call(ctx, b, lanes, fn, p, handle_r(b, lanes), layer, [r(b, lanes) for r in coord_rs],
+                   **kw(b, lanes))
         for i, w in enumerate(ws):
             w(b, lanes, raw[:, i])
         if pred is not None:
@@ -91,9 +94,11 @@ def query_op(ctx: CompileContext, ins: ir.Instruction):
     p = texops.plan(ins)
     d = writer(ctx, p.dests[0], ScalarType.B32, ins)
     handle_r = handle_source(ctx, ins, p)
+    level_r = reader(ctx, p.level, ScalarType.U32, ins) if p.level is not None else None
 
     def run(b, lanes):
-        d(b, lanes, call(ctx, b, lanes, texops.query, p, handle_r(b, lanes)))
+        level = level_r(b, lanes) if level_r is not None else None
+        d(b, lanes, call(ctx, b, lanes, texops.query, p, handle_r(b, lanes), level=level))
     return run, 0, -1
 
 

@@ -5,8 +5,9 @@ sured, suq): the operands are read here, the same way for every target, from the
 
 The hook gets the handle (i64: a register's or a kernel parameter's value; None when the
 instruction names a `.texref`/`.surfref`, which the target resolves by ``plan.reference``), the
-layer (i32 or None), the coordinates (i32 bits each) and the stored values (sust/sured: the
-element type's bits), and returns the results as integers: four i32 components (tex, tld4),
+layer (i32 or None), the coordinates (i32 bits each) and the values (sust/sured: the stored
+element type's bits; tex.level/tex.grad: the LOD or the gradients' f32 bits; txq.level: the
+level), and returns the results as integers: four i32 components (tex, tld4),
 one i32 (txq, suq), ``vec`` element-width integers (suld), none (sust, sured).
 """
 
@@ -55,6 +56,10 @@ def lower_texture(fl: FunctionLowering, ins: ptx.Instruction) -> None:
     ctype = p.coord_type if p.op in ("tex", "tld4") else ScalarType.S32
     coords = [_bits(fl, c, ctype) for c in p.coords]
     values = [_bits(fl, v, p.dtype) for v in p.values]
+    if p.op == "tex":
+        values = [_bits(fl, v, ScalarType.F32) for v in p.lod_operands]     # .level / .grad
+    elif p.level is not None:
+        values = [_bits(fl, p.level, ScalarType.U32)]                        # txq.level
     out = hook(fl, ins, p, handle, layer, coords, values)
     b = fl.b
     if p.op in ("txq", "suq"):
