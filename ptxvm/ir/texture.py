@@ -129,7 +129,7 @@ def _plan_query(ins: ir.Instruction) -> Plan:
 
 def _plan_fetch(ins: ir.Instruction) -> Plan:
     if ins.opcode == "tld4":
-        geom = _geom(ins, {"2d": 0, "a2d": 0})
+        geom = _geom(ins, {"2d": 0, "a2d": 0, "cube": 0, "acube": 0})
         comp = next((_COMPONENTS[m] for m in ins.modifiers if m in _COMPONENTS), None)
         dtype, ctype = ins.types[0], ScalarType.F32
         if comp is None or len(ins.operands) != 2 or dtype.value not in ("f32", "s32", "u32"):
@@ -186,9 +186,13 @@ def _plan_surface(ins: ir.Instruction) -> Plan:
             raise unsupported(ins, "is a form ptxvm does not execute (it runs sured.b with "
                                    ".add/.min/.max/.and/.or on 32/64-bit integers)")
         vec = 1
+    elif ins.opcode == "sust" and ins.has("p"):
+        if t.bits != 32:
+            raise unsupported(ins, "is a formatted store of other than .b32 data (the ISA's sust.p stores .b32)")
+        vec = 4 if ins.has("v4") else 2 if ins.has("v2") else 1
     else:
         if not ins.has("b") or t.bits not in (8, 16, 32, 64):
-            raise unsupported(ins, "is a formatted (.p) or unsized access ptxvm does not execute yet")
+            raise unsupported(ins, "is a formatted (.p) load or an unsized access ptxvm does not execute")
         vec = 4 if ins.has("v4") else 2 if ins.has("v2") else 1
     layered, n = SURF_GEOMS[geom]
     load = ins.opcode == "suld"
@@ -199,7 +203,7 @@ def _plan_surface(ins: ir.Instruction) -> Plan:
     data = _elements(ins.operands[0] if load else ins.operands[1])
     return Plan(ins.opcode, ins.full_opcode, geom=geom, layered=layered, axes=n, dtype=t, vec=vec, mode=mode,
                 red=red, handle=a.base, layer=layer, coords=coords, dests=data if load else (),
-                values=() if load else data)
+                values=() if load else data, formatted=ins.opcode == "sust" and ins.has("p"))
 
 
 __all__ = ["Plan", "plan", "unsupported", "TEX_GEOMS", "SURF_GEOMS", "QUERIES", "TXQ_QUERIES", "SUQ_QUERIES", "RED_OPS", "RED_TYPES"]

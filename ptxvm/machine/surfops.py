@@ -1,7 +1,8 @@
-"""Surface instructions over lane arrays (PTX ISA 9.0 §9.7.11): suld.b, sust.b, sured.b on a
+"""Surface instructions over lane arrays (PTX ISA 9.0 §9.7.11): suld.b, sust.b/.p, sured.b on a
 CudaArray, shared by the executors that run them on the host (see ``texops``).
 
-The x coordinate is a byte offset in the row, y/z/layer are element indices. Out of range
+The x coordinate is a byte offset in the row (sust.p: an element index), y/z/layer are element
+indices. Out of range
 (any byte of the access outside the row, a row, slice or layer beyond the array):
 ``.trap`` faults for the thread, ``.clamp`` moves the access to the nearest position inside,
 ``.zero`` reads zeros and drops the store (§9.7.11.1).
@@ -26,12 +27,13 @@ def _rows(arr: CudaArray) -> np.ndarray:
 
 
 def _place(p: Plan, arr: CudaArray, sel: np.ndarray, layer, coords):
-    """(rows, (layer, z, y, x) per selected lane, the mask of accesses that read or write)."""
+    """(rows, (layer, z, y, x) per selected lane, the mask of accesses that read or write);
+    sust.p's x counts elements (samples), the others' bytes."""
     rows = _rows(arr)
     L, D, H, R = rows.shape
-    nbytes = p.nbytes
+    nbytes = arr.element_bytes if p.formatted else p.nbytes
     c = [np.ascontiguousarray(a)[sel].view(np.int32).astype(np.int64) for a in coords]
-    x = c[0]
+    x = c[0] * nbytes if p.formatted else c[0]
     y = c[1] if len(c) > 1 else np.zeros_like(x)
     z = c[2] if len(c) > 2 else np.zeros_like(x)
     lay = np.ascontiguousarray(layer)[sel].view(np.uint32).astype(np.int64) if layer is not None \
@@ -51,8 +53,28 @@ def _place(p: Plan, arr: CudaArray, sel: np.ndarray, layer, coords):
 def _plans(p: Plan, handles, layer, coords, where):
     """Every selected lane's place, for every surface the lanes name, before anything is written
     (a .trap access of one thread leaves the arrays untouched)."""
-    return [(sel,) + _place(p, surf.array, sel, layer, coords)
+    return [(sel,) + _place(p, surf.array, sel, layer, coords) + (surf.array,)
             for surf, sel in objects(handles, SurfaceObject, where)]
+
+
+def formatted_bytes(arr: CudaArray, values) -> np.ndarray:
+    """sust.p's sources as one element of ``arr`` per lane: (lanes, element bytes). A float
+    array takes the .f32 values rounded to its type; an integer one takes .s32/.u32 values
+    saturated to its range (ptxvm's choice: the ISA names the source types only). Components the
+    source lacks are written as 0 (the ISA: unpredictable); sources beyond the array's channels
+    are ignored."""
+    dt = arr.dtype
+    n = np.asarray(values[0]).shape[0]
+    out = np.zeros((n, arr.channels), dtype=dt)
+    for ch, v in enumerate(values[:arr.channels]):
+        bits = np.ascontiguousarray(np.asarray(v).astype(np.uint32))
+        if dt.kind == "f":
+            out[:, ch] = bits.view(np.float32).astype(dt)
+        else:
+            src = bits.view(np.int32 if dt.kind == "i" else np.uint32).astype(np.int64)
+            info = np.iinfo(dt)
+            out[:, ch] = np.clip(src, info.min, info.max).astype(dt)
+    return np.ascontiguousarray(out).view(np.uint8).reshape(n, arr.element_bytes)
 
 
 def _bytes_at(rows, at, nbytes: int):
@@ -63,7 +85,7 @@ def _bytes_at(rows, at, nbytes: int):
 def suld(p: Plan, handles: np.ndarray, layer, coords, where) -> np.ndarray:
     """(lanes, vec) of the element type's unsigned integers."""
     out = np.zeros((handles.size, p.nbytes), dtype=np.uint8)
-    for sel, rows, at, ok in _plans(p, handles, layer, coords, where):
+    for sel, rows, at, ok, _ in _plans(p, handles, layer, coords, where):
         out[sel] = np.where(ok[:, None], rows[_bytes_at(rows, at, p.nbytes)], 0)
     return out.view(UINT[p.dtype.bits]).reshape(handles.size, p.vec)
 
@@ -73,8 +95,11 @@ def sust(p: Plan, handles: np.ndarray, layer, coords, values, where) -> None:
     ut = UINT[p.dtype.bits]
     vals = np.stack([np.asarray(v).astype(ut) for v in values], axis=1)
     data = np.ascontiguousarray(vals).view(np.uint8).reshape(handles.size, p.nbytes)
-    for sel, rows, at, ok in _plans(p, handles, layer, coords, where):
-        rows[_bytes_at(rows, tuple(a[ok] for a in at), p.nbytes)] = data[sel][ok]
+    for sel, rows, at, ok, arr in _plans(p, handles, layer, coords, where):
+        arr_bytes, nbytes = data[sel], p.nbytes
+        if p.formatted:
+            arr_bytes, nbytes = formatted_bytes(arr, [v[sel] for v in values]), arr.element_bytes
+        rows[_bytes_at(rows, tuple(a[ok] for a in at), nbytes)] = arr_bytes[ok]
 
 
 def sured(p: Plan, handles: np.ndarray, layer, coords, value, where) -> None:
@@ -85,7 +110,7 @@ def sured(p: Plan, handles: np.ndarray, layer, coords, value, where) -> None:
     v = np.ascontiguousarray(value)
     vals = v.view(nt) if v.dtype.itemsize == nbytes else v.astype(nt)
     fn = _RED[p.red]
-    for sel, rows, (lay, z, y, x), ok in _plans(p, handles, layer, coords, where):
+    for sel, rows, (lay, z, y, x), ok, _ in _plans(p, handles, layer, coords, where):
         for val, l_, z_, y_, x_, k in zip(vals[sel], lay, z, y, x, ok):
             if k:
                 cell = rows[l_, z_, y_, x_:x_ + nbytes].view(nt)

@@ -196,10 +196,19 @@ def tld4(p: Plan, handles: np.ndarray, layer, coords, where) -> np.ndarray:
     for obj, sel in objects(handles, TextureObject, where):
         k = _first(sel)
         _check_format(obj, p, k)
-        if obj.array.cubemap or obj.array.linear or len(obj.array.extent) != 2:
-            raise TextureError(k, f"`{p.full_opcode}` gathers from {obj.array!r}, not a 2D array")
+        cube = p.geom in ("cube", "acube")
+        if obj.array.cubemap != cube or obj.array.linear or len(obj.array.extent) != 2:
+            raise TextureError(k, f"`{p.full_opcode}` gathers from {obj.array!r}, not a "
+                                  f"{'cubemap' if cube else '2D array'}")
         lay = _layers(obj.array, None if layer is None else _u32(layer), sel, p)
-        result[sel] = texfetch.gather4(obj, [c[sel].view(F32) for c in coords], lay, p.component)
+        xyz = [c[sel].view(F32) for c in coords]
+        if cube:
+            # the footprint on the face the direction selects, clamped at the face's edges
+            face, s, t = texfetch.cube_face(*xyz)
+            samp = texfetch.Sampler.of(obj).faces()
+            result[sel] = texfetch.gather4(samp, [s, t], lay * 6 + face, p.component)
+        else:
+            result[sel] = texfetch.gather4(obj, xyz, lay, p.component)
     return _raw(result, p.dtype)
 
 
