@@ -15,11 +15,15 @@ reference's ``textureObject`` field), which the host sets before the launch.
 * ``tex`` with integer coordinates: ``image.load.<dim>`` (texel indices, no sampler: out of
   range reads 0 whatever the address mode); ``tex.1d`` with ``.s32`` coordinates is
   ``tex1Dfetch`` on linear memory: a ``buffer_load_format`` through the T#'s first 4 dwords.
-* ``tld4``: ``image.gather4.lz.2d`` (refused on targets without gather4).
+* ``tex.level``: ``image.sample.l``; ``tex.grad``: ``image.sample.d`` (the LOD the hardware
+  derives from the gradients; the T# names the mip chain, as HIP's mipmapped textures build it).
+* ``tld4``: ``image.gather4.lz.2d``/``.cube`` (refused on targets without gather4).
 * ``suld.b``/``sust.b``: ``image.load``/``image.store`` of ``vec`` components, the byte x
-  coordinate divided by the access size (HIP's ``surf2Dread`` does the same); ``.trap`` and
+  coordinate divided by the access size (HIP's ``surf2Dread`` does the same); ``sust.p``:
+  ``image.store`` with the element x, the descriptor's format doing the conversion; ``.trap`` and
   ``.clamp`` check the coordinates against ``image.getresinfo``; ``sured.b``: image atomics.
-* ``txq``/``suq``: ``image.getresinfo`` (mip level 0).
+* ``txq``/``suq``: ``image.getresinfo`` (extents, layers, mip level count; ``txq.level`` at that
+  level); the format and sampler attributes are refused (descriptor fields not decoded).
 What each generation has is data: the ``[texture]`` section of ``isa/targets/<name>.toml``.
 """
 
@@ -51,6 +55,7 @@ class TextureUnit:
     descriptor: str              # T#/S# encoding generation: "gfx9" or "gfx10"
     sample_lz: bool              # image_sample_lz / image_gather4_lz exist
     gather4: bool                # image_gather4 exists (tld4)
+    sample_lod: bool             # image_sample_l / image_sample_d exist (tex.level, tex.grad)
     sampler_offset: int          # bytes from a texture object's T# to its S# (HIP's record)
 
 
@@ -59,7 +64,8 @@ def texture_unit(target_name: str) -> TextureUnit:
     path = data_dir("isa") / "targets" / f"{target_name}.toml"
     raw = tomllib.loads(path.read_text(encoding="utf-8")).get("texture", {})
     return TextureUnit(descriptor=str(raw.get("descriptor", "gfx9")), sample_lz=bool(raw.get("sample_lz", True)),
-                       gather4=bool(raw.get("gather4", True)), sampler_offset=int(raw.get("sampler_offset", 48)))
+                       gather4=bool(raw.get("gather4", True)), sample_lod=bool(raw.get("sample_lod", True)),
+                       sampler_offset=int(raw.get("sampler_offset", 48)))
 
 
 class TextureHooks:
@@ -71,16 +77,18 @@ class TextureHooks:
         record = _record(fl, p, handle)
         rsrc = b.load(b.bitcast(record, ptr(CONSTANT, V8I32)), align=4)
         if p.op in ("txq", "suq"):
-            return [_query(b, rsrc, p.query)]
+            return [_query(fl, ins, rsrc, p, values)]
         if p.op == "tex":
-            return _tex(self, fl, ins, p, unit, record, rsrc, layer, coords)
+            return _tex(self, fl, ins, p, unit, record, rsrc, layer, coords, values)
         if p.op == "tld4":
             if not unit.gather4:
                 raise fl.unsupported(ins, f"gathers (tld4), and {self.target.name} has no image_gather4 "
                                           "(CDNA keeps only image_sample/load/store/atomics)")
             samp = _sampler(b, record, unit)
             xy = [b.bitcast(c, F32) for c in coords]
-            if layer is not None:
+            if p.geom in ("cube", "acube"):
+                xy = _cube(b, xy, layer)
+            elif layer is not None:
                 xy.append(b.uitofp(layer, F32))
             name = f"llvm.amdgcn.image.gather4{'.lz' if unit.sample_lz else ''}.{_DIMS[p.geom]}.v4f32.f32"
             v = call(b, name, ir.VectorType(F32, 4), [I32(1 << p.component), *xy, rsrc, samp, I1(0), I32(0), I32(0)])
@@ -119,7 +127,7 @@ def _vec4(p: Plan) -> tuple[ir.Type, str]:
     return (ir.VectorType(F32, 4), "v4f32") if p.dtype.kind == "f" else (V4I32, "v4i32")
 
 
-def _tex(hooks, fl, ins, p: Plan, unit: TextureUnit, record, rsrc, layer, coords):
+def _tex(hooks, fl, ins, p: Plan, unit: TextureUnit, record, rsrc, layer, coords, lod_values):
     b = fl.b
     ty, suffix = _vec4(p)
     dim = _DIMS[p.geom]
@@ -140,8 +148,21 @@ def _tex(hooks, fl, ins, p: Plan, unit: TextureUnit, record, rsrc, layer, coords
         xyz = _cube(b, xyz, layer)
     elif layer is not None:
         xyz.append(b.uitofp(layer, F32))
-    name = f"llvm.amdgcn.image.sample{'.lz' if unit.sample_lz else ''}.{dim}.{suffix}.f32"
-    v = call(b, name, ty, [I32(15), *xyz, rsrc, samp, I1(0), I32(0), I32(0)])
+    if p.lod and not unit.sample_lod:
+        raise fl.unsupported(ins, f"samples at an explicit or gradient LOD, and {hooks.target.name} has no "
+                                  "image_sample_l/image_sample_d (CDNA keeps only image_sample)")
+    lod = [b.bitcast(v, F32) for v in lod_values]
+    if p.lod == "level":
+        # explicit LOD after the coordinates (and slice/face): image_sample_l
+        v = call(b, f"llvm.amdgcn.image.sample.l.{dim}.{suffix}.f32", ty,
+                 [I32(15), *xyz, lod[0], rsrc, samp, I1(0), I32(0), I32(0)])
+    elif p.lod == "grad":
+        # image_sample_d: dPdx's (ds/dh, dt/dh, ...) then dPdy's, in normalised units as PTX's
+        v = call(b, f"llvm.amdgcn.image.sample.d.{dim}.{suffix}.f32.f32", ty,
+                 [I32(15), *lod, *xyz, rsrc, samp, I1(0), I32(0), I32(0)])
+    else:
+        name = f"llvm.amdgcn.image.sample{'.lz' if unit.sample_lz else ''}.{dim}.{suffix}.f32"
+        v = call(b, name, ty, [I32(15), *xyz, rsrc, samp, I1(0), I32(0), I32(0)])
     return _components(b, v, 4)
 
 
@@ -161,18 +182,28 @@ def _cube(b: ir.IRBuilder, xyz, layer) -> list[ir.Value]:
     return [s, t, face]
 
 
-def _resinfo(b: ir.IRBuilder, rsrc, dim: str) -> list[ir.Value]:
-    v = call(b, f"llvm.amdgcn.image.getresinfo.{dim}.v4f32.i32", ir.VectorType(F32, 4), [I32(15), I32(0), rsrc, I32(0), I32(0)])
+def _resinfo(b: ir.IRBuilder, rsrc, dim: str, level=None) -> list[ir.Value]:
+    v = call(b, f"llvm.amdgcn.image.getresinfo.{dim}.v4f32.i32", ir.VectorType(F32, 4),
+             [I32(15), level if level is not None else I32(0), rsrc, I32(0), I32(0)])
     return _components(b, v, 4)
 
 
-def _query(b: ir.IRBuilder, rsrc, q: str) -> ir.Value:
-    """width, height: x, y of resinfo; depth: z of a 3D query; array_size: z of a 2D-array query."""
+def _query(fl: FunctionLowering, ins, rsrc, p: Plan, values) -> ir.Value:
+    """width, height: x, y of resinfo; depth: z of a 3D query; array_size: z of a 2D-array
+    query; num_mipmap_levels: w (the descriptor's level count); txq.level: resinfo at that
+    level. The format and sampler attributes would need T#/S# fields decoded: refused."""
+    b, q = fl.b, p.query
+    level = values[0] if p.level is not None else None
     if q == "depth":
-        return _resinfo(b, rsrc, "3d")[2]
+        return _resinfo(b, rsrc, "3d", level)[2]
     if q == "array_size":
         return _resinfo(b, rsrc, "2darray")[2]
-    return _resinfo(b, rsrc, "2d")[0 if q == "width" else 1]
+    if q == "num_mipmap_levels":
+        return _resinfo(b, rsrc, "2d")[3]
+    if q in ("width", "height"):
+        return _resinfo(b, rsrc, "2d", level)[0 if q == "width" else 1]
+    raise fl.unsupported(ins, f"queries .{q}, which ptxvm's AMD lowering does not decode from the "
+                              "image/sampler descriptors yet")
 
 
 def _surface(hooks, fl, ins, p: Plan, rsrc, layer, coords, values):
@@ -180,7 +211,8 @@ def _surface(hooks, fl, ins, p: Plan, rsrc, layer, coords, values):
     dim = _DIMS[p.geom]
     nbytes = p.nbytes
     shift = nbytes.bit_length() - 1
-    coords = [b.ashr(coords[0], I32(shift)), *coords[1:]]        # bytes -> elements
+    if not p.formatted:          # sust.p's x already counts elements
+        coords = [b.ashr(coords[0], I32(shift)), *coords[1:]]    # bytes -> elements
     if p.mode in ("trap", "clamp"):
         coords, layer = _in_range(hooks, fl, p, rsrc, coords, layer)
     args = list(coords) + ([layer] if layer is not None else [])
