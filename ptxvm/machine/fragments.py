@@ -16,6 +16,16 @@ fragments, which (row, col) of the matrix it is: element ``e`` of a lane lies in
   (``specified`` is False): lane-major, row-major: lane ``l`` holds elements
   ``l * E .. l * E + E - 1`` of the row-major matrix, E = rows * cols / 32; fragments with
   more registers than that (f16 A/B) repeat the matrix (``copies``), and an mma reads copy 0.
+* ``mma.m8n8k4`` with ``.f16`` (§9.7.14.5.1, sm_70): the warp computes four independent 8x8x4
+  products, one per quad pair (lanes 4q..4q+3 with 16+4q..16+4q+3), with layouts of their own
+  that depend on .row/.col (``layout``). ``_quad_pair_coords`` embeds the four block-diagonally:
+  A is 32 x 4 (quad pair q's rows at 8q..8q+7), B 4 x 32 (its columns at 8q..), C/D 32 x 32 of
+  which the warp holds the four diagonal 8x8 blocks (``blocks`` = 4). D = A @ B + C of the
+  embedding is exactly the four products, so every executor runs the form as any other mma.
+* ``mma.sp`` (§9.7.14.6.2): op ``"mma.sp"``. A is the compressed M x K/2 matrix of the stored
+  (non-zero) elements, laid out as the dense mma A of shape m<M>n<N>k<K/2> (the ISA's sparse A
+  figures are exactly that layout, read through the 2:4 / 1:2 mapping); B, C, D as the dense
+  rule gives them for the full shape. Metadata: ``sparse_meta``.
 * ``ldmatrix``/``stmatrix``/``movmatrix`` (§9.7.14.5.15-17): ``ldmatrix_coords``.
 """
 
@@ -53,6 +63,7 @@ class Fragment:
     copies: int              # times a warp's fragments cover the matrix (wmma f16 A/B: > 1)
     specified: bool          # the ISA fixes the layout (mma); False: ptxvm's choice (wmma)
     coords: np.ndarray       # int32 [32, regs * per_reg, 2]: (row, col) of each lane's element
+    blocks: int = 1          # independent products of the warp on the diagonal (m8n8k4 .f16: 4)
 
     @property
     def elements(self) -> int:
@@ -99,52 +110,117 @@ def _dims(shape: str, role: str) -> tuple[int, int]:
 
 
 def mma_combinations() -> tuple[dict, ...]:
-    """The `[[mma]]` entries of isa/matrix.toml (shape, ab, acc, mixed, sm)."""
+    """The `[[mma]]` entries of isa/matrix.toml (shape, ab, acc, mixed, sm, layouts, dc)."""
     return tuple(_table()["mma"])
 
 
-def mma_sm(shape: str, atype: str, btype: str, ctype: str, dtype: str) -> int:
-    """Minimum sm of an mma.sync combination; FragmentError naming what is wrong if none."""
-    shapes = [c for c in mma_combinations() if c["shape"] == shape]
+def sparse_combinations() -> tuple[dict, ...]:
+    """The `[[mma_sp]]` entries of isa/matrix.toml (mma.sp, §9.7.14.6.3)."""
+    return tuple(_table().get("mma_sp", ()))
+
+
+def mma_sm(shape: str, atype: str, btype: str, ctype: str, dtype: str,
+           layouts: tuple[str, str] = ("row", "col"), sparse: bool = False) -> int:
+    """Minimum sm of an mma.sync (``sparse``: mma.sp) combination with the A and B layouts
+    ``layouts``; FragmentError naming what is wrong if the ISA does not define it."""
+    table, name = (sparse_combinations(), "mma.sp") if sparse else (mma_combinations(), "mma")
+    shapes = [c for c in table if c["shape"] == shape]
     if not shapes:
-        raise FragmentError(f"mma shape `.{shape}` is not executable (known: "
-                            f"{', '.join(sorted({c['shape'] for c in mma_combinations()}))})")
+        raise FragmentError(f"{name} shape `.{shape}` is not executable (known: "
+                            f"{', '.join(sorted({c['shape'] for c in table}))})")
     for c in shapes:
         ab = c["ab"]
         if atype in ab and btype in ab and (c.get("mixed") or atype == btype) \
                 and ctype in c["acc"] and dtype in c["acc"]:
+            if "dc" in c and [dtype, ctype] not in c["dc"]:
+                raise FragmentError(f"{name} `.{shape}` does not take a .{dtype} D with a .{ctype} C "
+                                    "(d.c: " + ", ".join(".".join(p) for p in c["dc"]) + ")")
+            written = ".".join(layouts)
+            if written not in c.get("layouts", ["row.col"]):
+                raise FragmentError(f"with `.{shape}` takes the layouts .row.col only, not .{written} "
+                                    "(PTX ISA §9.7.14.5.14)")
             return int(c["sm"])
-    raise FragmentError(f"mma `.{shape}` does not take `.{dtype}.{atype}.{btype}.{ctype}` "
+    raise FragmentError(f"{name} `.{shape}` does not take `.{dtype}.{atype}.{btype}.{ctype}` "
                         f"(d.a.b.c); it takes: " + "; ".join(
                             f"a/b {'/'.join(c['ab'])} with c/d {'/'.join(c['acc'])}" for c in shapes))
 
 
+DEFAULT_LAYOUT = {"a": "row", "b": "col"}      # what every mma form but m8n8k4 .f16 takes
+
+
+def _quad_pair(op: str, shape: str, elem: str) -> bool:
+    """The sm_70 form: m8n8k4 with .f16 A/B and .f16/.f32 accumulators (f64 is the other m8n8k4)."""
+    return op == "mma" and shape == "m8n8k4" and elem in ("f16", "f32")
+
+
 @cache
-def fragment(op: str, shape: str, role: str, elem: str) -> Fragment:
-    """The layout of one fragment (see the module docstring); FragmentError if undefined."""
+def fragment(op: str, shape: str, role: str, elem: str, layout: str | None = None) -> Fragment:
+    """The layout of one fragment (see the module docstring); FragmentError if undefined.
+    ``layout`` is the .row/.col of an A or B operand (None: A .row, B .col); only the m8n8k4
+    .f16 form takes others."""
     if role not in ROLES:
         raise FragmentError(f"fragment role must be one of {ROLES}, not {role!r}")
     role = "c" if role == "d" else role
     bits = element_bits(elem)
-    rows, cols = _dims(shape, role)
     reg_bits = 64 if elem == "f64" else 32
     per_reg = reg_bits // bits if elem != "f64" else 1
+    layout = layout or DEFAULT_LAYOUT.get(role)
+    blocks, specified = 1, True
     if op == "wmma":
+        rows, cols = _dims(shape, role)
         regs = _wmma_regs(shape, role, elem)
         coords = _wmma_coords(rows, cols, regs * per_reg)
         specified = False
-    elif op == "mma":
+    elif _quad_pair(op, shape, elem):
+        rows, cols, coords = _quad_pair_coords(role, elem, layout)
+        regs, blocks = coords.shape[1] // per_reg, 4
+    elif op in ("mma", "mma.sp"):
+        if layout != DEFAULT_LAYOUT.get(role):
+            raise FragmentError(f"{op} `.{shape}` takes a .{DEFAULT_LAYOUT[role]} {role.upper()}, not .{layout}")
+        table = mma_combinations() if op == "mma" else sparse_combinations()
+        dense = shape
+        if op == "mma.sp" and role == "a":          # the stored half of A: M x K/2
+            m, n, k = shape_mnk(shape)
+            dense = f"m{m}n{n}k{k // 2}"
+        rows, cols = _dims(dense, role)
         regs = rows * cols // (WARP * per_reg)
-        if shape not in {c["shape"] for c in mma_combinations()} or regs < 1:
-            raise FragmentError(f"mma has no `.{shape}` fragment of `.{elem}`")
-        coords = _mma_coords(shape, role, per_reg, regs)
-        specified = True
+        if shape not in {c["shape"] for c in table} or regs < 1:
+            raise FragmentError(f"{op} has no `.{shape}` fragment of `.{elem}`")
+        coords = _mma_coords(dense, role, per_reg, regs)
     else:
         raise FragmentError(f"no fragment layout for `{op}`")
-    copies = WARP * regs * per_reg // (rows * cols)
+    held = rows * cols // (blocks if role == "c" else 1)     # elements the warp's fragments cover
+    copies = WARP * regs * per_reg // held
     coords.setflags(write=False)
     return Fragment(op, shape, role, elem, rows, cols, regs, reg_bits, bits, per_reg, copies,
-                    specified, coords)
+                    specified, coords, blocks)
+
+
+def _quad_pair_coords(role: str, elem: str, layout: str) -> tuple[int, int, np.ndarray]:
+    """(rows, cols, coords) of the m8n8k4 .f16 form's block-diagonal embedding (module
+    docstring), from §9.7.14.5.1's formulas: quad pair q = (lane >> 2) & 3; the low group
+    (lanes < 16) holds rows (A, C) or columns (B) 0-3 of its product, the high group 4-7."""
+    if role != "c" and layout not in ("row", "col"):
+        raise FragmentError(f"mma `.m8n8k4` takes .row or .col, not .{layout}")
+    lane = np.arange(WARP)[:, None]
+    q, t, hi = (lane >> 2) & 3, lane & 3, (lane >> 4) * 4
+    if role == "a":                                  # a0..a3
+        i = np.arange(4)[None, :]
+        r, c = (t + hi, i) if layout == "row" else (i + hi, t)
+        rows, cols, row, col = 32, 4, 8 * q + r, c
+    elif role == "b":                                # b0..b3
+        i = np.arange(4)[None, :]
+        k, c = (t, i + hi) if layout == "row" else (i, t + hi)
+        rows, cols, row, col = 4, 32, k, 8 * q + c
+    else:                                            # c0..c7
+        i = np.arange(8)[None, :]
+        if elem == "f16":
+            r, c = t + hi, i
+        else:
+            r, c = (lane & 1) + (i & 2) + hi, (i & 4) + (lane & 2) + (i & 1)
+        rows, cols, row, col = 32, 32, 8 * q + r, 8 * q + c
+    out = np.stack(np.broadcast_arrays(row, col), axis=-1).astype(np.int32)
+    return rows, cols, out
 
 
 def _wmma_regs(shape: str, role: str, elem: str) -> int:
@@ -231,5 +307,5 @@ def scatter(frag: Fragment, values: np.ndarray, copy: int = 0) -> np.ndarray:
 
 
 __all__ = ["Fragment", "FragmentError", "fragment", "operand_types", "shape_mnk", "element_bits", "mma_sm",
-           "mma_combinations", "ldmatrix_row_lanes", "ldmatrix_coords", "gather", "scatter",
+           "mma_combinations", "sparse_combinations", "DEFAULT_LAYOUT", "ldmatrix_row_lanes", "ldmatrix_coords", "gather", "scatter",
            "LDMATRIX_COUNT", "WARP"]

@@ -70,17 +70,6 @@ def test_combinations_the_isa_does_not_define(executor, op, why):
     _located(e.value, "mma.sync")
 
 
-@pytest.mark.parametrize("executor", EXECUTORS)
-def test_the_sm70_quad_pair_form_is_refused_by_name(executor):
-    op = "mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32"
-    text = register_kernel(f"{op} {{%d0, %d1, %d2, %d3, %d4, %d5, %d6, %d7}}, {{%a0, %a1}}, {{%b0, %b1}}, "
-                           "{%c0, %c1, %c2, %c3, %c4, %c5, %c6, %c7};",
-                           [("a", 2, "b32"), ("b", 2, "b32"), ("c", 8, "f32")], [("d", 8, "f32")])
-    with pytest.raises(ptxvm.UnsupportedError, match="quad-pair") as e:
-        _launch(text, _arrays(n=(2, 2, 8, 8)), executor)
-    _located(e.value, "mma.sync")
-
-
 def _mma_text(guard: str = "") -> str:
     return register_kernel("setp.lt.u32 %p, %gid, 16;\n" + guard +
                            f"{MMA} {{%d0, %d1, %d2, %d3}}, {{%a0, %a1, %a2, %a3}}, {{%b0, %b1}}, {{%c0, %c1, %c2, %c3}};",

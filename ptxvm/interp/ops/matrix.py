@@ -52,17 +52,23 @@ def product(ins: ir.Instruction, types: tuple[str, str, str, str]):
     return lambda a, b_, c: tensor_math.float_mma(a, b_, c, atype, btype, ctype, dtype, rnd)
 
 
-def _fragments(ins: ir.Instruction, op: str, shape: str, types) -> tuple[F.Fragment, ...]:
+def _fragments(ins: ir.Instruction, op: str, shape: str, types, layouts=(None, None)) -> tuple[F.Fragment, ...]:
     dtype, atype, btype, ctype = types
     try:
-        return (F.fragment(op, shape, "a", atype), F.fragment(op, shape, "b", btype),
+        return (F.fragment(op, shape, "a", atype, layouts[0]), F.fragment(op, shape, "b", btype, layouts[1]),
                 F.fragment(op, shape, "c", ctype), F.fragment(op, shape, "d", dtype))
     except F.FragmentError as e:
         raise bad(ins, str(e)) from None
 
 
-def build_mma(ctx: CompileContext, ins: ir.Instruction, op: str, shape: str, types):
-    fa, fb, fc, fd = _fragments(ins, op, shape, types)
+def mma_layouts(ins: ir.Instruction) -> tuple[str, str]:
+    """The .alayout.blayout as written (.row.col when absent, as the parser requires them)."""
+    parts = (ins.mod("layout") or "row.col").split(".")
+    return (parts[0], parts[-1])
+
+
+def build_mma(ctx: CompileContext, ins: ir.Instruction, op: str, shape: str, types, layouts=(None, None)):
+    fa, fb, fc, fd = _fragments(ins, op, shape, types, layouts)
     if op == "wmma" and types[1] != types[2]:
         raise bad(ins, f"takes A and B of one type, not `.{types[1]}` and `.{types[2]}`")
     ra = frag_reader(ctx, ins, ins.operands[1], fa, "the A fragment")
@@ -86,18 +92,14 @@ def _mma(ctx: CompileContext, ins: ir.Instruction):
     if len(ins.operands) != 4:
         raise ctx.unsupported(ins, "with more than four operands is not executable yet")
     types = mma_types(ins, False)
-    if shape == "m8n8k4" and types[1] == "f16":
-        raise ctx.unsupported(ins, "(the sm_70 m8n8k4 .f16 quad-pair form, §9.7.14.5.1) is not "
-                              "executable yet")
-    if ins.mod("layout") != "row.col":
-        raise bad(ins, f"with `.{shape}` takes the layouts .row.col only (PTX ISA §9.7.14.5.14)")
+    layouts = mma_layouts(ins)
     try:
-        sm = F.mma_sm(shape, types[1], types[2], types[3], types[0])
+        sm = F.mma_sm(shape, types[1], types[2], types[3], types[0], layouts)
     except F.FragmentError as e:
         raise bad(ins, str(e)) from None
     if ctx.module.sm is not None and ctx.module.sm < sm:
         raise bad(ins, f"needs sm_{sm} or later; the module targets sm_{ctx.module.sm}")
-    return build_mma(ctx, ins, "mma", shape, types)
+    return build_mma(ctx, ins, "mma", shape, types, layouts)
 
 
 @impl("wmma.mma")

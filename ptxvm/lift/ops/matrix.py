@@ -32,17 +32,19 @@ def _mma_types(fl: FunctionLowering, ins: ptx.Instruction, wmma: bool) -> tuple[
     return types
 
 
+def mma_layouts(ins: ptx.Instruction) -> tuple[str, str]:
+    """The .alayout.blayout as written."""
+    parts = (ins.mod("layout") or "row.col").split(".")
+    return (parts[0], parts[-1])
+
+
 def _check_mma(fl: FunctionLowering, ins: ptx.Instruction, shape: str, types) -> None:
     if ins.mod("mma_kind") is not None or ins.mod("block_scale") is not None:
         raise fl.unsupported(ins, "(.kind and block-scaled forms, sm_120) is not executable yet")
     if len(ins.operands) != 4:
         raise fl.unsupported(ins, "with more than four operands is not executable yet")
-    if shape == "m8n8k4" and types[1] == "f16":
-        raise fl.unsupported(ins, "(the sm_70 m8n8k4 .f16 quad-pair form, §9.7.14.5.1) is not executable yet")
-    if ins.mod("layout") != "row.col":
-        raise fl.unsupported(ins, f"with `.{shape}` takes the layouts .row.col only (PTX ISA §9.7.14.5.14)")
     try:
-        F.mma_sm(shape, types[1], types[2], types[3], types[0])
+        F.mma_sm(shape, types[1], types[2], types[3], types[0], mma_layouts(ins))
     except F.FragmentError as e:
         raise fl.unsupported(ins, str(e)) from None
 
@@ -117,10 +119,11 @@ def _accumulate(fl: FunctionLowering, ins: ptx.Instruction, types, operand, c_bi
     return b.zext(_k_loop(fl, k_count, b.trunc(c_bits, I16), step16), I64)
 
 
-def _lower_mma(fl: FunctionLowering, ins: ptx.Instruction, op: str, shape: str, types) -> None:
+def _lower_mma(fl: FunctionLowering, ins: ptx.Instruction, op: str, shape: str, types,
+               layouts: tuple[str | None, str | None] = (None, None)) -> None:
     dtype, atype, btype, ctype = types
     try:
-        fa, fb = F.fragment(op, shape, "a", atype), F.fragment(op, shape, "b", btype)
+        fa, fb = F.fragment(op, shape, "a", atype, layouts[0]), F.fragment(op, shape, "b", btype, layouts[1])
         fc, fd = F.fragment(op, shape, "c", ctype), F.fragment(op, shape, "d", dtype)
     except F.FragmentError as e:
         raise fl.unsupported(ins, str(e)) from None
@@ -132,16 +135,24 @@ def _lower_mma(fl: FunctionLowering, ins: ptx.Instruction, op: str, shape: str, 
     rc = regs_of(fl, ins, ins.operands[3], fc.regs, fc.reg_bits, "the C fragment")
     # What the shared lowering refuses (float .satfinite, a .rnd) it still refuses by name.
     sat = ins.mod("satfinite") is not None
-    if (not sat or atype in ("s8", "u8", "s4", "u4")) and (ins.mod("rnd") or "rn") == "rn":
+    # Matrix units take the one-product forms (not the four quad-pair products of m8n8k4 .f16).
+    plain = fd.blocks == 1
+    if plain and (not sat or atype in ("s8", "u8", "s4", "u4")) and (ins.mod("rnd") or "rn") == "rn":
         mma = MmaOperands(op, shape, tuple(types), (fa, fb, fc, fd), (ra, rb, rc, rd), sat)
         if fl.hooks.matrix_mma(fl, ins, mma):        # the target's matrix instructions
             return
-    pub = Published(fl, ins, [(fa, list(ra[:needed_regs(fa)])), (fb, list(rb[:needed_regs(fb)]))])
+    # C crosses the warp too where its layout is not D's (m8n8k4: an f16 C with an f32 D).
+    same_c = (fc.coords == fd.coords).all()
+    groups = [(fa, list(ra[:needed_regs(fa)])), (fb, list(rb[:needed_regs(fb)]))]
+    pub = Published(fl, ins, groups + ([] if same_c else [(fc, list(rc))]))
     full_warp_check(fl, ins, pub.view.mask)
     b = fl.b
     a_mat = matrix_local(fl, pub, 0, fa, "mma_a")
     b_mat = matrix_local(fl, pub, 1, fb, "mma_b")
-    c_vals = elements(fl, fc, [fl.read(r, reg_type(fc)) for r in rc])
+    if same_c:
+        c_vals = elements(fl, fc, [fl.read(r, reg_type(fc)) for r in rc])
+    else:
+        c_mat = matrix_local(fl, pub, 2, fc, "mma_c")
     k_count, n = fa.cols, fb.cols
     out = []
     for e, table in enumerate(coord_table(fd.coords)):
@@ -150,7 +161,8 @@ def _lower_mma(fl: FunctionLowering, ins: ptx.Instruction, op: str, shape: str, 
         def operand(k, row=row, col=col):
             return (load_element(b, a_mat, b.add(b.mul(row, I64(k_count)), k)),
                     load_element(b, b_mat, b.add(b.mul(k, I64(n)), col)))
-        out.append(_accumulate(fl, ins, types, operand, c_vals[e], k_count))
+        c_e = c_vals[e] if same_c else load_element(b, c_mat, b.add(b.mul(row, I64(fc.cols)), col))
+        out.append(_accumulate(fl, ins, types, operand, c_e, k_count))
     for r, v in zip(rd, pack_regs(fl, fd, out)):
         fl.write(r, reg_type(fd), v)
 
@@ -160,7 +172,7 @@ def _mma(fl: FunctionLowering, ins: ptx.Instruction) -> None:
     shape = ins.mod("mma_shape")
     types = _mma_types(fl, ins, False)
     _check_mma(fl, ins, shape, types)
-    _lower_mma(fl, ins, "mma", shape, types)
+    _lower_mma(fl, ins, "mma", shape, types, mma_layouts(ins))
 
 
 @lowers("wmma.mma")

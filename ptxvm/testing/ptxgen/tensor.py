@@ -31,16 +31,18 @@ class MmaForm:
     ctype: str
     dtype: str
     extra: str = ""                      # ".satfinite", ".xor.popc", ".and.popc" or ""
+    layout: str = "row.col"              # .alayout.blayout (m8n8k4 .f16 takes all four)
 
     def opcode(self) -> str:
         if self.atype == "b1":
             return f"mma.sync.aligned.{self.shape}.row.col.s32.b1.b1.s32{self.extra}"
         types = f".{self.dtype}.{self.atype}.{self.btype}.{self.ctype}"
-        return f"mma.sync.aligned.{self.shape}.row.col{self.extra}{types}"
+        return f"mma.sync.aligned.{self.shape}.{self.layout}{self.extra}{types}"
 
     def fragments(self) -> tuple[F.Fragment, ...]:
-        return tuple(F.fragment("mma", self.shape, r, t) for r, t in
-                     (("a", self.atype), ("b", self.btype), ("c", self.ctype), ("d", self.dtype)))
+        al, bl = self.layout.split(".")
+        return (F.fragment("mma", self.shape, "a", self.atype, al), F.fragment("mma", self.shape, "b", self.btype, bl),
+                F.fragment("mma", self.shape, "c", self.ctype), F.fragment("mma", self.shape, "d", self.dtype))
 
 
 @dataclass(frozen=True)
@@ -50,16 +52,20 @@ class LdmatrixForm:
 
 
 def mma_forms() -> list[MmaForm]:
-    """Every combination isa/matrix.toml lists (mixed A/B types where allowed)."""
+    """Every combination isa/matrix.toml lists (mixed A/B types where allowed, the D/C pairs
+    and A/B layouts it takes)."""
     out = []
     for c in F.mma_combinations():
         pairs = [(a, b) for a in c["ab"] for b in c["ab"] if c.get("mixed") or a == b]
         for (a, b) in pairs:
             for ct in c["acc"]:
                 for dt in c["acc"]:
+                    if "dc" in c and [dt, ct] not in c["dc"]:
+                        continue
                     extras = {"b1": (".xor.popc", ".and.popc")}.get(a) or \
                         (("", ".satfinite") if a in ("s8", "u8", "s4", "u4") else ("",))
-                    out += [MmaForm(c["shape"], a, b, ct, dt, x) for x in extras]
+                    out += [MmaForm(c["shape"], a, b, ct, dt, x, lay) for x in extras
+                            for lay in c.get("layouts", ["row.col"])]
     return out
 
 
