@@ -69,7 +69,8 @@ def formatted_bytes(arr: CudaArray, values) -> np.ndarray:
     for ch, v in enumerate(values[:arr.channels]):
         bits = np.ascontiguousarray(np.asarray(v).astype(np.uint32))
         if dt.kind == "f":
-            out[:, ch] = bits.view(np.float32).astype(dt)
+            with np.errstate(over="ignore"):          # beyond float16's range: inf, as a cast rounds
+                out[:, ch] = bits.view(np.float32).astype(dt)
         else:
             src = bits.view(np.int32 if dt.kind == "i" else np.uint32).astype(np.int64)
             info = np.iinfo(dt)

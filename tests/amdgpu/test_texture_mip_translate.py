@@ -114,3 +114,16 @@ def test_format_attributes_are_refused_with_the_location():
 def test_emulator_runs_no_image_instructions():
     pytest.skip("the AMD ISA emulator (../shared/tools/amdgpu-emu) has no handler for MIMG image "
                 "instructions (image_sample_l/_d, image_store, image_gather4): checked by their assembly")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("target", TARGETS)
+def test_nvcc_mipmap_fixture(target):
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[1] / "fixtures" / "nvcc" / "sm80" / "mipmap.ptx"
+    if not texture_unit(target).sample_lod:
+        with pytest.raises(ptxvm.UnsupportedError, match=r"mipmap.ptx:\d+:\d+: .*`tex\.level\.2d"):
+            ptxvm.compile(path.read_text(), target=target, filename=str(path))
+        return
+    asm = ptxvm.compile(path.read_text(), target=target, filename=str(path)).asm
+    assert "image_sample_l " in asm and "image_sample_d " in asm and "image_store" in asm
