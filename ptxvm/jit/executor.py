@@ -21,12 +21,12 @@ from .. import limits
 from ..errors import DeadlockError, KernelFault, TrapError, WatchdogError
 from ..lift.module import Site
 from ..machine import cooperative, heap, reports
-from ..machine.addressmap import GLOBAL_BASE, LOCAL_BASE, SHARED_BASE, window_of
+from ..machine.addressmap import LOCAL_BASE, SHARED_BASE, window_of
 from ..machine.launch import PLAIN, Environment, Geometry, LaunchStats
 from ..machine.memory import DeviceMemory, MemoryFault
 from ..machine.printf import format_printf
 from ..machine.reports import MATRIX_OPS, BarrierWait, BlockWait, WaitSite, cp_async_too_big, kernel_fault, matrix_trap
-from . import devrt, mbarrier_wait, texture
+from . import devrt, mbarrier_wait, pagetable, texture
 from . import layout as L
 from .program import JitProgram, compile_kernel
 from .scratch import ScratchPool
@@ -57,7 +57,7 @@ class _Launch:
         c = self.ctx
         c[L.X_PARAMS] = self.params.ctypes.data
         c[L.X_SYMBOLS] = self.symtab.ctypes.data
-        self.retired: list[tuple[np.ndarray, np.ndarray]] = []
+        self.retired: list[np.ndarray] = []
         self.pages: np.ndarray | None = None
         self.allocs: np.ndarray | None = None
         self.map_memory()
@@ -76,22 +76,15 @@ class _Launch:
                   "buffers for its calls")
 
     def map_memory(self) -> None:
-        """(Re)build the page table and allocation table the generated code checks accesses
-        against, from the live allocations (at the start, and after device malloc/free)."""
-        if self.pages is not None:      # generated code may still hold the old tables' addresses
-            self.retired.append((self.pages, self.allocs))
-        live = [a for a in self.memory.allocations if not a.freed]
-        top = max((a.base + a.size for a in live), default=GLOBAL_BASE)
-        npages = max((top - GLOBAL_BASE + (1 << L.PAGE_SHIFT) - 1) >> L.PAGE_SHIFT, 1)
-        self.pages = np.full(npages, -1, dtype=np.int32)
-        self.allocs = np.zeros((max(len(live), 1), L.ALLOC_ENTRY // 8), dtype=np.uint64)
-        for i, a in enumerate(live):
-            first = (a.base - GLOBAL_BASE) >> L.PAGE_SHIFT
-            last = (a.base + max(a.size, 1) - 1 - GLOBAL_BASE) >> L.PAGE_SHIFT
-            self.pages[first:last + 1] = i
-            self.allocs[i] = (a.base, a.base + a.size, a.data.ctypes.data, a.space == "const")
-        c = self.ctx
-        c[L.X_PAGES], c[L.X_NPAGES], c[L.X_ALLOCS] = self.pages.ctypes.data, npages, self.allocs.ctypes.data
+        """Bring the page and allocation tables the generated code checks accesses against up to
+        the live allocations (at the start, and after device malloc/free: ``jit.pagetable``)."""
+        table = pagetable.table_for(self.memory)
+        with table.lock:
+            # Old tables stay alive while the launch runs: generated code may still hold them.
+            self.retired += table.sync(self.memory.allocations, quiescent=self.pages is None)
+            self.pages, self.allocs = table.pages, table.allocs
+            c = self.ctx
+            c[L.X_PAGES], c[L.X_NPAGES], c[L.X_ALLOCS] = self.pages.ctypes.data, table.npages, self.allocs.ctypes.data
 
 
 def run_kernel(program: JitProgram, geometry: Geometry, memory: DeviceMemory, params: np.ndarray,
