@@ -62,9 +62,11 @@ class Binding:
         return wrote_readonly
 
 
-def bind(dev: Device, params, args: tuple, share: bool) -> Binding:
+def bind(dev: Device, params, args: tuple, share: bool, share_align: int = 1) -> Binding:
     """Check and pack every argument; ``share``: a writable array that overlaps no other one
-    may be used in place (the interpreter), instead of a copy in and back (the JIT)."""
+    may be used in place, instead of a copy in and back, when its host address is a multiple
+    of ``share_align`` (the JIT's generated code assumes the device address's alignment of
+    the host address: a device buffer starts on a 256-byte boundary, a copy on 16 bytes)."""
     arrays: list[tuple[str, np.ndarray]] = []
     for p, a in zip(params, args):
         if isinstance(a, np.ndarray) and not p.array:
@@ -73,7 +75,7 @@ def bind(dev: Device, params, args: tuple, share: bool) -> Binding:
     groups = _groups(arrays)
     binding = Binding([], groups)
     try:
-        _place(dev, groups, share)
+        _place(dev, groups, share, share_align)
         where = {id(a): g for g in groups for _, a in g.members}
         for p, a in zip(params, args):
             binding.raw.append(_pack(dev, p, a, where))
@@ -113,11 +115,12 @@ def _groups(arrays: list[tuple[str, np.ndarray]]) -> list[_Group]:
     return out
 
 
-def _place(dev: Device, groups: list[_Group], share: bool) -> None:
+def _place(dev: Device, groups: list[_Group], share: bool, share_align: int) -> None:
     for g in groups:
         name, first = g.members[0]
         if len(g.members) == 1:
-            if share and first.flags.writeable and first.nbytes >= SHARE_MIN_BYTES:
+            if (share and first.flags.writeable and first.nbytes >= SHARE_MIN_BYTES
+                    and g.start % share_align == 0):
                 alloc = dev.memory.alloc(first.nbytes, f"device array {first.dtype}{list(first.shape)}",
                                          share=first.reshape(-1).view(np.uint8))
                 g.device, g.shared = DeviceArray(alloc, first.shape, first.dtype, device=dev), True

@@ -29,6 +29,7 @@ class HostBackend:
     # (env: machine.launch.Environment, the %envreg values and device runtime of the launch)
     run: Callable[..., None]
     share_arrays: bool             # works on writable numpy arguments in place (else copies)
+    share_align: int = 1           # ... whose host address is a multiple of this
 
 
 def launch_on_host(request: LaunchRequest, backend: HostBackend) -> LaunchStats:
@@ -39,7 +40,8 @@ def launch_on_host(request: LaunchRequest, backend: HostBackend) -> LaunchStats:
     program = _program(kernel, dev, request.shared_mem, backend)
     _check_cta(kernel.name, program, request.block, request.shared_mem)
     with dev.memory.holding():
-        binding = bind(dev, kernel.params, request.args, share=backend.share_arrays)
+        binding = bind(dev, kernel.params, request.args, share=backend.share_arrays,
+                       share_align=backend.share_align)
         try:
             params = param_block(kernel.ir, program.symbols, binding.raw)
             stats = LaunchStats()

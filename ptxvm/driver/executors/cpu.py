@@ -12,8 +12,11 @@ def _launch(request: LaunchRequest):
     def run(program, geometry, memory, params, max_steps, stats, env):
         run_kernel(program, geometry, memory, params, request.shared_mem, max_steps, stats=stats, env=env)
 
-    # The JIT gets device copies of numpy arguments, copied back after the launch.
-    return launch_on_host(request, HostBackend("cpu", compile_kernel, run, share_arrays=False))
+    # The JIT works on writable numpy arguments in place (no copy in, no copy back, no fresh pages
+    # to fault in) when their host address keeps the device address's alignment: generated
+    # atomics (and 16-byte mbarrier copies) assume the natural alignment PTX checked on the
+    # device address, which starts on a 256-byte boundary. Other arrays get aligned copies.
+    return launch_on_host(request, HostBackend("cpu", compile_kernel, run, share_arrays=True, share_align=16))
 
 
 EXECUTOR = register(Executor(
