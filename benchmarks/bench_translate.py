@@ -144,7 +144,16 @@ def time_file(path: Path, label: str, repeat: int, ptxas: str | None) -> dict:
         rec["skipped"] = f"ptxvm refuses it: {_reason(e)}"
         return rec
     rec["kernels"] = len(obj.kernels)
+    from ptxvm.backend import toolchain
+    before = toolchain.worker_stats()
     rec["ptxvm_s"], rec["ptxvm_cpu_s"] = _best(lambda: _ptxvm_compile(text, "gfx90a"), repeat)
+    after = toolchain.worker_stats()
+    # Cold translations only: every timed compile must have been a request to the LLVM worker
+    # (no cache answered) served by the worker already running (no start-up inside the timing).
+    if after["requests"] - before["requests"] < repeat or after["starts"] != before["starts"]:
+        raise RuntimeError(f"{label}: {repeat} timed compiles made {after['requests'] - before['requests']} "
+                           f"LLVM worker requests and {after['starts'] - before['starts']} worker starts: "
+                           "a cache answered or the worker restarted, the time is not a cold translation")
     rec["ptxas_s"], rec["ptxas_cpu_s"] = _best(lambda: subprocess.run(cmd, capture_output=True, check=True), repeat)
     rec["ratio"] = rec["ptxvm_s"] / rec["ptxas_s"]
     if rec["ptxvm_cpu_s"] > 0 and rec["ptxas_cpu_s"] > 0:
