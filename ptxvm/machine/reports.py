@@ -176,7 +176,8 @@ def local_window_full(need: int, available: int) -> str:
             f"the {available:,} bytes this launch provides (stack_per_thread)")
 
 
-MATRIX_OPS = frozenset({"mma", "wmma.mma", "wmma.load", "wmma.store", "ldmatrix", "stmatrix", "movmatrix"})
+MATRIX_OPS = frozenset({"mma", "wmma.mma", "wmma.load", "wmma.store", "ldmatrix", "stmatrix", "movmatrix",
+                        "mma.sp", "mma.sp::ordered_metadata"})
 
 
 def matrix_trap(ins: ir.Instruction) -> str:
@@ -185,7 +186,8 @@ def matrix_trap(ins: ir.Instruction) -> str:
     rule = ("a row address that is not 16-byte aligned (or, generic, not in .shared)"
             if ins.opcode in ("ldmatrix", "stmatrix")
             else "an address or stride that differs between lanes" if ins.opcode.startswith("wmma.") and
-            ins.opcode != "wmma.mma" else None)
+            ins.opcode != "wmma.mma"
+            else "a sparsity metadata field the ISA leaves undefined" if ins.opcode.startswith("mma.sp") else None)
     return (f"`{ins.full_opcode}` is warp-collective (.sync.aligned): not all 32 lanes of the warp executed it "
             f"together" + (f", or a lane gave {rule}" if rule else "") + " (PTX ISA §9.7.14: undefined; a trap here)")
 
