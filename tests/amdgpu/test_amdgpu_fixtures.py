@@ -28,6 +28,8 @@ CORPUS = sorted([*FIXTURES.glob("nvcc/sm80/*.ptx"), *FIXTURES.glob("numba/*.ptx"
 # file -> (what the error names, why): the same for every target.
 EXPECTED_UNSUPPORTED = {
     "nvcc/sm80/cdp.ptx": ("__cudaCDP2GetParameterBufferV2", "dynamic parallelism: HIP has no device-side kernel launch"),
+    "nvcc/sm80/cdp_streams.ptx": ("__cudaCDP2StreamCreateWithFlags",
+                                  "device streams of dynamic parallelism: HIP has no device-side kernel launch"),
 }
 
 
