@@ -265,6 +265,62 @@ def _mma_coords(shape: str, role: str, per_reg: int, regs: int) -> np.ndarray:
     return out.reshape(WARP, regs * per_reg, 2).astype(np.int32)
 
 
+# ------------------------------------------------------------ mma.sp metadata (§9.7.14.6.1-2)
+
+@dataclass(frozen=True)
+class SparseMeta:
+    """Where the metadata of each stored A element of an mma.sp lies, for one selector.
+
+    ``table[r, j]`` for stored element j of row r (column j of the M x K/2 A fragment matrix):
+    (lane whose metadata register holds its index, bit offset of that 4-bit chunk field, slot:
+    which of the chunk's stored elements it is, first column of its chunk in the full A). The
+    element's column in the full A is that first column plus its position: 2:4 (``chunk`` 4),
+    the 2-bit index at bits [2 slot, 2 slot + 2) of the field; tf32's 1:2 (``chunk`` 2), the
+    field is 0b0100 (position 0) or 0b1110 (position 1), i.e. low index / 2. A field with equal
+    indices (2:4), indices not increasing (``::ordered_metadata``) or not one of the two (tf32)
+    is undefined in the ISA."""
+
+    shape: str
+    atype: str
+    selector: int
+    chunk: int
+    table: np.ndarray          # int32 [M, K/2, 4]
+
+
+def _sparse_entry(shape: str, atype: str) -> dict:
+    for c in sparse_combinations():
+        if c["shape"] == shape and atype in c["ab"]:
+            return c
+    raise FragmentError(f"mma.sp has no `.{shape}` form with `.{atype}` A")
+
+
+@cache
+def sparse_meta(shape: str, atype: str, selector: int) -> SparseMeta:
+    """The metadata layout of an mma.sp form (isa/matrix.toml `[[mma_sp]]`: ``threads`` of each
+    group of four give metadata, the ``selector`` picks them; FragmentError for a selector the
+    ISA leaves undefined)."""
+    c = _sparse_entry(shape, atype)
+    threads, chunk = int(c["threads"]), int(c["chunk"])
+    allowed = {1: (0, 1, 2, 3), 2: (0, 1), 4: (0,)}[threads]
+    if selector not in allowed:
+        raise FragmentError(f"`.{shape}` with `.{atype}` takes a sparsity selector in "
+                            f"{{{', '.join(map(str, allowed))}}}, not {selector} (PTX ISA §9.7.14.6.1: "
+                            "any other value is undefined)")
+    m, _n, k = shape_mnk(shape)
+    stored = chunk // 2                           # stored elements per chunk
+    table = np.zeros((m, k // 2, 4), dtype=np.int32)
+    for r in range(m):
+        for j in range(k // 2):
+            ch, slot = divmod(j, stored)
+            if c["meta"] == "halves":             # 16 bits a row: rows g and g + 8, 4 chunks a thread
+                q, field = ch // 4, ch % 4 + 4 * (r >= 8)
+            else:                                 # "rows": 32 bits a row, 8 chunks
+                q, field = (r >= 8) + 2 * (ch // 8), ch % 8
+            table[r, j] = (4 * (r % 8) + selector * threads + q, 4 * field, slot, ch * chunk)
+    table.setflags(write=False)
+    return SparseMeta(shape, atype, selector, chunk, table)
+
+
 # ------------------------------------------------------------ ldmatrix / stmatrix / movmatrix
 
 LDMATRIX_COUNT = {"x1": 1, "x2": 2, "x4": 4}
@@ -307,5 +363,5 @@ def scatter(frag: Fragment, values: np.ndarray, copy: int = 0) -> np.ndarray:
 
 
 __all__ = ["Fragment", "FragmentError", "fragment", "operand_types", "shape_mnk", "element_bits", "mma_sm",
-           "mma_combinations", "sparse_combinations", "DEFAULT_LAYOUT", "ldmatrix_row_lanes", "ldmatrix_coords", "gather", "scatter",
+           "mma_combinations", "sparse_combinations", "DEFAULT_LAYOUT", "SparseMeta", "sparse_meta", "ldmatrix_row_lanes", "ldmatrix_coords", "gather", "scatter",
            "LDMATRIX_COUNT", "WARP"]

@@ -260,3 +260,5 @@ def _movmatrix(ctx: CompileContext, ins: ir.Instruction):
         t = m[:, trans[..., 0], trans[..., 1]]
         w(b, flat, (t[..., 0] | (t[..., 1] << np.uint64(16))).astype(np.uint32).reshape(-1))
     return run, 0, -1
+
+from . import matrix_sparse  # noqa: E402,F401  (registers mma.sp, PTX ISA §9.7.14.6)

@@ -348,3 +348,5 @@ def _movmatrix(fl: FunctionLowering, ins: ptx.Instruction) -> None:
         halves.append(b.and_(b.lshr(v, b.zext(b.mul(b.and_(h, I32(1)), I32(16)), I64)), I64(0xFFFF)))
     fl.write(dst, ScalarType.B32, b.trunc(b.or_(halves[0], b.shl(halves[1], I64(16))), I32))
 
+
+from . import matrix_sparse  # noqa: E402,F401  (registers mma.sp, PTX ISA §9.7.14.6)
