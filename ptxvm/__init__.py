@@ -47,6 +47,9 @@ def __getattr__(name: str):
     if name in ("CudaArray", "MipmappedArray", "TextureObject", "SurfaceObject"):   # textures and surfaces (CUDA's names)
         from .machine import textures
         return getattr(textures, name)
+    if name == "TensorMap":             # cp.async.bulk.tensor's map (ptxvm's encoding of CUtensorMap)
+        from .machine.tensormap import TensorMap
+        return TensorMap
     if name in ("RawModule", "RawKernel"):   # CUDA C++ through NVRTC, in CuPy's shape
         from .driver import cuda_source
         return getattr(cuda_source, name)
@@ -57,5 +60,5 @@ def __getattr__(name: str):
 
 
 __all__ = ["Module", "RawModule", "RawKernel", "DeviceArray", "Kernel", "to_device", "Device", "default_device",
-           "empty", "zeros", "memset", "from_dlpack", "Stream", "Event", "get_elapsed_time", "KernelAttributes", "CudaArray", "MipmappedArray", "TextureObject", "SurfaceObject", "KernelFault", "LaunchError", "ResourceError", "parse", "load", "format_ptx", "PtxError", "PtxSyntaxError", "PtxSemanticError",
+           "empty", "zeros", "memset", "from_dlpack", "Stream", "Event", "get_elapsed_time", "KernelAttributes", "CudaArray", "MipmappedArray", "TextureObject", "SurfaceObject", "TensorMap", "KernelFault", "LaunchError", "ResourceError", "parse", "load", "format_ptx", "PtxError", "PtxSyntaxError", "PtxSemanticError",
            "PtxEncodingError", "Diagnostic", "UnsupportedError", "CodegenError", "__version__"]

@@ -12,7 +12,8 @@ from ptxvm.lift import ops as lift_ops
 CHAPTERS = {"arith", "integer", "logic", "floating", "compare", "move", "convert", "memory", "sync",
             "atomics", "async_copy", "control", "warp", "matrix", "texture", "surface",
             "mbarrier",    # §9.7.13.15 mbarrier objects and the bulk copies that complete on them
-            "wgmma"}       # §9.7.15 warpgroup matrix multiply-accumulate
+            "wgmma",       # §9.7.15 warpgroup matrix multiply-accumulate
+            "tma"}         # §9.7.9.25.5 tensor copies through a tensor map
 # Chapters the interpreter may have before the lifter (none today: textures and surfaces,
 # §9.7.10-11, issue 17, are lowered too).
 INTERP_FIRST: set[str] = set()

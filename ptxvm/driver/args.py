@@ -17,6 +17,7 @@ import numpy as np
 
 from ..errors import LaunchError
 from ..ir.types import ScalarType
+from ..machine.tensormap import TensorMap
 from ..machine.textures import SurfaceObject, TextureObject
 from .arrays import Device, DeviceArray, host_array_problem, to_device
 
@@ -186,6 +187,8 @@ def _by_value(p, a) -> bytes:
     if isinstance(a, np.ndarray) and a.dtype.hasobject:
         raise LaunchError(f"argument `{p.name}` is a {p.size}-byte by-value parameter; a numpy array of "
                           f"dtype {a.dtype} holds Python objects, not bytes")
+    if isinstance(a, TensorMap):
+        a = a.encode()                   # a CUtensorMap __grid_constant__: the 128 bytes by value
     data = bytes(a) if isinstance(a, (bytes, bytearray, memoryview)) else \
         np.ascontiguousarray(a).tobytes() if isinstance(a, (np.ndarray, np.void)) else None
     if data is None or len(data) != p.size:

@@ -25,7 +25,8 @@ from ..machine.addressmap import LOCAL_BASE, SHARED_BASE, window_of
 from ..machine.launch import PLAIN, Environment, Geometry, LaunchStats
 from ..machine.memory import DeviceMemory, MemoryFault
 from ..machine.printf import format_printf
-from ..machine.reports import MATRIX_OPS, BarrierWait, BlockWait, WaitSite, cp_async_too_big, kernel_fault, matrix_trap
+from ..machine.reports import MATRIX_OPS, BarrierWait, BlockWait, WaitSite, cp_async_too_big, kernel_fault, matrix_trap, \
+    tensor_copy_trap
 from . import devrt, mbarrier_wait, pagetable, texture
 from . import layout as L
 from .program import JitProgram, compile_kernel
@@ -434,8 +435,8 @@ class _Batch:
                 raise self._error(TrapError, t, cp_async_too_big(site.instruction))
             if what == "brx.idx":
                 raise self._error(TrapError, t, f"`brx.idx` index is past the targets of `{site.instruction.operands[1]}`")
-            if what in MATRIX_OPS:
-                raise self._error(TrapError, t, matrix_trap(site.instruction))
+            if what in MATRIX_OPS or what == "cp.async.bulk.tensor":
+                raise self._error(TrapError, t, (matrix_trap if what in MATRIX_OPS else tensor_copy_trap)(site.instruction))
             raise self._error(TrapError, t, f"`{what}` executed" + (self.launch.env.trap_hint if what == "trap" else ""))
         if st == L.State.ASSERT:
             raise self._error(TrapError, t, self._assert_text(t))

@@ -196,3 +196,11 @@ def cp_async_too_big(ins: ir.Instruction) -> str:
     """The trap of a `cp.async` whose src-size is above its cp-size."""
     return (f"`cp.async` src-size is larger than its cp-size {ins.operands[2]} "
             "(undefined in PTX ISA 9.7.9.25.3.1; a trap here)")
+
+
+def tensor_copy_trap(ins: ir.Instruction) -> str:
+    """The trap of a cp.async.bulk.tensor whose tensor map or shared address it cannot use (a
+    compiled target checks them together; the interpreter names which)."""
+    return (f"`{ins.full_opcode}`: its tensor map is not a ptxvm tensor map (ptxvm.TensorMap.tiled), has a rank "
+            "other than the instruction's .dim or an interleaved layout, or the shared address is not 16-byte "
+            "aligned (PTX ISA 9.7.9.25.5.2; a trap here)")

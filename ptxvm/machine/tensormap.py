@@ -121,6 +121,10 @@ class TensorMap:
         addr, *rest = struct.unpack_from("<Q5I4x4Q", raw, 16)
         dims, strides = tuple(rest[:rank]), tuple(rest[5:5 + rank - 1])
         box = tuple(b + 1 for b in raw[80:80 + rank])
+        estr = tuple(raw[88:88 + rank])
+        if raw[10] > 2 or raw[11] > 3 or raw[13] > 1 or any(not 1 <= e <= 8 for e in estr):
+            raise ValueError(f"{where}: corrupt tensor map (interleave {raw[10]}, swizzle {raw[11]}, "
+                             f"oob fill {raw[13]}, element strides {list(estr)})")
         return cls(names[raw[8]], rank, addr, dims, strides, box, tuple(raw[88:88 + rank]),
                    raw[10], raw[11], raw[12], raw[13])
 
@@ -134,11 +138,13 @@ def swizzle_offset(offset: int, swizzle: int) -> int:
     return offset ^ ((offset >> 3) & bits)
 
 
-def box_layout(tmap: TensorMap, coords: tuple[int, ...]) -> list[tuple[int, int | None]]:
+def box_layout(tmap: TensorMap, coords: tuple[int, ...], base: int = 0) -> list[tuple[int, int | None]]:
     """For the box at ``coords`` (dimension 0 first), a list of (shared byte offset, global byte
     offset from global_address or None for an out-of-bounds element), one entry per element, in
     shared order. The box is traversed with the element strides: ceil(box/stride) elements per
-    dimension, packed densely in shared memory, then swizzled."""
+    dimension, packed densely in shared memory, then swizzled. The swizzle acts on shared address
+    bits (as wgmma's reads of the same tile do), so ``base`` is the box's shared address and the
+    offsets are relative to it; with a base aligned to the pattern (1024 bytes) it does not matter."""
     if len(coords) != tmap.rank:
         raise ValueError(f"tensor copy: {len(coords)} coordinates for a rank-{tmap.rank} tensor map")
     esize = tmap.element_size
@@ -150,7 +156,7 @@ def box_layout(tmap: TensorMap, coords: tuple[int, ...]) -> list[tuple[int, int 
         pos = [c + i * e for c, i, e in zip(coords, reversed(idx), tmap.element_strides)]
         inside = all(0 <= p < d for p, d in zip(pos, tmap.global_dims))
         glob = sum(p * s for p, s in zip(pos, pitches)) if inside else None
-        out.append((swizzle_offset(index * esize, tmap.swizzle), glob))
+        out.append((swizzle_offset(base + index * esize, tmap.swizzle) - base, glob))
         index += 1
     return out
 

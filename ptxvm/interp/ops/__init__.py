@@ -27,4 +27,5 @@ def load_all() -> dict[str, Callable]:
     from . import texture, surface  # noqa: F401  (PTX ISA §9.7.10-11)
     from . import wgmma  # noqa: F401  (PTX ISA §9.7.15)
     from . import mbarrier  # noqa: F401  (PTX ISA §9.7.13.15, §9.7.9.25.4)
+    from . import tma  # noqa: F401  (PTX ISA §9.7.9.25.5)
     return IMPLS

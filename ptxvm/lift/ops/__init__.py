@@ -33,6 +33,7 @@ def _load_all() -> None:
                    logic, matrix, memory, move, surface, sync, texture, warp)  # (registration; the same chapter files as interp.ops)
     from . import wgmma  # noqa: F401  (PTX ISA §9.7.15)
     from . import mbarrier  # noqa: F401  (PTX ISA §9.7.13.15, §9.7.9.25.4)
+    from . import tma  # noqa: F401  (PTX ISA §9.7.9.25.5)
 
 
 _load_all()
