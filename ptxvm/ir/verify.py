@@ -22,6 +22,7 @@ from .nodes import (
 )
 from .scopes import Scope
 from .sregs import lookup_special
+from .symbol_values import symbol_value_problems
 from .types import ScalarType, StateSpace
 
 # Instructions whose data operands may be wider than the instruction type (§6.4.2).
@@ -171,6 +172,10 @@ class Verifier:
             if ins.opcode.startswith("wgmma."):
                 self._check_wgmma_target(ins)
             self._shape(ins, d, scope, ctx)
+            if ins.opcode == "st" or any(type(o) is Symbol for o in ins.operands):
+                roles = d.form.operands
+                for msg, at in symbol_value_problems(ins, roles, [_role_type(r, d) for r in roles], scope, ctx.fn):
+                    self.error(msg, ins.span, at=at)
         for name in ctx.undeclared:
             self.error(f"`{name}` is not declared (no label, variable, function or prototype has this name)",
                        ins.span, at=name)

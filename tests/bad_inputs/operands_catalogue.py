@@ -7,9 +7,13 @@ from __future__ import annotations
 
 from ptxvm import PtxSemanticError
 
-from .catalogue import Case, kernel
+from .catalogue import HEADER, Case, kernel
 
 ADDR_EXPR = "is an address expression, an integer, but"
+# a bare variable name as a value outside mov/cvta/mapa/getctarank (ptxvm/ir/symbol_values.py)
+BARE = ("names a variable: only `mov`, `cvta` (not `cvta.to`), `mapa` and `getctarank` take a bare "
+        "name as a value (ptxas: 'must be register'); load its address into a register with `mov` first")
+READ_ONLY = "input parameters are read-only (ptxas: 'Illegal to write to function input parameter')"
 
 CASES = [
     Case("vector_swizzle", kernel(".reg .v4 .u32 v;\nmov.u32 %r1, v.xy;"), PtxSemanticError,
@@ -38,4 +42,21 @@ CASES = [
          notes="ptxas accepts it when the result is dead and runs out of memory when it is used"),
     Case("offset_of_symbol_into_float", kernel("mov.f32 %f1, k_p0+8;"), PtxSemanticError,
          ((10, 14, f"`k_p0+8` {ADDR_EXPR} `mov.f32` needs a .f32 (32-bit) operand here"),)),
+    Case("variable_in_add", kernel("add.u64 %rd1, k_p0, 8;"), PtxSemanticError,
+         ((10, 15, f"operand `k_p0` of `add.u64` {BARE}"),)),
+    Case("variable_in_setp", kernel("setp.eq.u64 %p1, %rd1, k_p0;"), PtxSemanticError,
+         ((10, 24, f"operand `k_p0` of `setp.eq.u64` {BARE}"),)),
+    Case("variable_stored_as_value", kernel("st.global.u64 [%rd1], k_p0;"), PtxSemanticError,
+         ((10, 23, f"operand `k_p0` of `st.global.u64` {BARE}"),)),
+    Case("variable_in_cvta_to", kernel("cvta.to.global.u64 %rd1, k_p0;"), PtxSemanticError,
+         ((10, 26, f"operand `k_p0` of `cvta.to.global.u64` {BARE}"),)),
+    Case("param_address_into_float", kernel("mov.f32 %f1, k_p0;"), PtxSemanticError,
+         ((10, 14, "`k_p0` is the address of a variable, an integer, but `mov.f32` needs a .f32 (32-bit) "
+                   "operand here"),)),
+    Case("store_into_kernel_param", kernel("st.param.u64 [k_p0], %rd1;"), PtxSemanticError,
+         ((10, 15, f"`st.param.u64` writes `k_p0`, an input parameter of kernel `k`: {READ_ONLY}"),)),
+    Case("store_into_kernel_param_offset", kernel("st.param.u32 [k_p0+4], %r1;"), PtxSemanticError,
+         ((10, 15, f"`st.param.u32` writes `k_p0`, an input parameter of kernel `k`: {READ_ONLY}"),)),
+    Case("store_into_func_input", HEADER + ".func f(.param .b32 a)\n{\nst.param.b32 [a], 1;\nret;\n}\n",
+         PtxSemanticError, ((6, 15, f"`st.param.b32` writes `a`, an input parameter of function `f`: {READ_ONLY}"),)),
 ]

@@ -30,8 +30,6 @@ TESTS = Path(__file__).resolve().parents[2]
 OUT = TESTS / "data" / "nonabi_calls.json"
 
 DISAGREEMENTS: dict[str, str] = {
-    "form/param_formal_as_reg": "the verifier lets a `.param` formal stand as an `add` operand (ptxas: 'must be "
-                                "register'); an instruction-operand rule, not the call check's",
     "form/reg_extern": "ptxas links the module alone and refuses the unresolved `.extern .func`; ptxvm loads it "
                        "and refuses the call when it runs",
     "abi/decl_only_nonabi": "ptxas links the module alone and refuses the unresolved `.func` declaration; ptxvm "

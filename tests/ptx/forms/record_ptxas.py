@@ -337,8 +337,30 @@ CALLS = {
 }
 
 
+# A bare variable or function name as a value (ptxvm/ir/symbol_values.py): ptxas takes one only
+# in mov/cvta/mapa/getctarank, never as a float; `sym+imm` anywhere; no store into an input param.
+SYMBOL_VALUES = {
+    "mov": "mov.u64 %rd2, arr;", "mov_param": "mov.u64 %rd2, out;", "mov_u32_shared": "mov.u32 %r1, sh;",
+    "mov_func": "mov.u64 %rd2, k;", "mov_b64_into_f64": "mov.b64 %fd1, arr;",
+    "mov_f64": "mov.f64 %fd1, arr;", "mov_f64_param": "mov.f64 %fd1, out;", "mov_f32_shared": "mov.f32 %f1, sh;",
+    "cvta": "cvta.global.u64 %rd2, arr;", "cvta_shared": "cvta.shared.u64 %rd2, sh;",
+    "cvta_to": "cvta.to.global.u64 %rd2, arr;", "add": "add.u64 %rd2, arr, 8;", "add_second": "add.u64 %rd2, 8, arr;",
+    "add_param": "add.u64 %rd2, out, 8;", "add_func": "add.u64 %rd2, k, 8;", "sub": "sub.u64 %rd2, arr, %rd1;",
+    "mul": "mul.lo.u64 %rd2, arr, 2;", "mad": "mad.lo.u64 %rd2, %rd1, 4, arr;", "shl": "shl.b64 %rd2, arr, 2;",
+    "setp": "setp.eq.u64 %p1, %rd1, arr;", "selp": "selp.b64 %rd2, arr, %rd1, %p1;", "cvt": "cvt.u64.u32 %rd2, sh;",
+    "shfl": "shfl.sync.idx.b32 %r1, sh, 0, 31, -1;", "isspacep": "isspacep.global %p1, arr;",
+    "st_value": "st.global.u64 [%rd1], arr;", "atom_value": "atom.global.add.u64 %rd2, [%rd1], arr;",
+    "st_value_offset": "st.global.u64 [%rd1], arr+4;", "add_offset": "add.u64 %rd2, %rd1, arr+4;",
+    "add_param_offset": "add.u64 %rd2, out+8, 0;", "cvta_offset": "cvta.global.u64 %rd2, arr+4;",
+    "st_param_input": "st.param.u64 [out], %rd1;", "st_param_input_offset": "st.param.u32 [out+4], %r1;",
+    "st_param_input_imm": "st.param.u64 [out], 5;", "st_param_through_reg": "mov.u64 %rd2, out;\nst.param.u64 [%rd2], %rd1;",
+    "ld_param_through_reg": "mov.u64 %rd2, out;\nld.param.u64 %rd3, [%rd2];",
+}
+SYMBOL_PRELUDE = ".reg .f64 %fd<2>;\n.shared .align 8 .u32 sh[4];\n"
+
+
 def all_cases() -> list[dict]:
-    out = []
+    out = [{"name": f"symval/{n}", "arch": "sm_80", "ptx": module(SYMBOL_PRELUDE + b)} for n, b in SYMBOL_VALUES.items()]
     for name, body in cases():
         arch, version = "sm_80", "8.0"
         if "@@" in body:
