@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Which driver the host JIT gives each kernel of the test corpus (tests/fixtures/**/*.ptx):
 
+  * ``simd``: the warp-as-SIMD path (jit.simd) takes it: a warp's 32 lanes run as vector lanes;
   * ``compact``: the kernel never stops, so its threads run start to end in one record per host
     thread (jit.compact), the fast path for memory-bound kernels;
   * ``per-thread``: a record per thread, resumed at each stop (jit.driver), with the stops that
@@ -46,12 +47,16 @@ def verdict(module: ptxvm.Module, name: str) -> tuple[str, str]:
         lift_kernel(module.ir, k.ir.name, hooks, lay)
     except Exception as e:  # noqa: BLE001 - a census: every refusal is a verdict, not a crash
         return "refused", f"{type(e).__name__}: {str(e).splitlines()[0][:160]}"
+    from ptxvm.jit.simd.accept import refusal      # the warp-as-SIMD path comes first (jit.simd)
+    why_not = refusal(k.ir, lay)
+    if why_not is None:
+        return "simd", ""
     if hooks.compact:
-        return "compact", ""
+        return "compact", f"simd: {why_not}"
     why = sorted(STATE_NAMES.get(s, str(s)) for s in hooks.stop_states)
     if hooks.host_calls:
         why.append("executor callback")
-    return "per-thread", ", ".join(why)
+    return "per-thread", ", ".join(why) + f"; simd: {why_not}"
 
 
 def main(argv=None) -> int:
@@ -75,12 +80,17 @@ def main(argv=None) -> int:
                          "mode": mode, "reason": reason})
     counts = Counter(r["mode"] for r in rows)
     reasons = Counter(r["reason"] for r in rows if r["mode"] == "per-thread")
+    simd_refusals = Counter(r["reason"].split("; simd: ")[-1].split("`: ")[-1] for r in rows
+                            if "simd: " in r["reason"])
     if args.json:
-        print(json.dumps({"counts": counts, "per_thread_reasons": reasons, "kernels": rows}, indent=1))
+        print(json.dumps({"counts": counts, "per_thread_reasons": reasons, "simd_refusals": simd_refusals,
+                          "kernels": rows}, indent=1))
         return 0
     print(f"{len(rows)} kernels in {len(files)} files: " + ", ".join(f"{m} {n}" for m, n in counts.most_common()))
     for why, n in reasons.most_common():
         print(f"  per-thread, {n:4d}: {why}")
+    for why, n in simd_refusals.most_common(15):
+        print(f"  not simd, {n:4d}: {why}")
     for r in rows:
         if r["mode"] in ("refused", "unparsed"):
             print(f"  {r['mode']}: {r['file']} {r['kernel']}: {r['reason']}")

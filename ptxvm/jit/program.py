@@ -54,6 +54,13 @@ def compile_kernel(module: ptx.Module, kernel: ptx.Function, image: ModuleImage,
     triple, _cpu, _features = host_target()
     hooks = HostHooks(triple=triple)
     lifted = lift_kernel(module, kernel.name, hooks, lay)
+    from .simd import MODE, RECORD_BYTES, lift_simd       # the warp-as-SIMD path, where it applies
+    vector, why = lift_simd(module, kernel, lay, triple)
+    if vector is not None:
+        loaded = jit_ir(vector.llvm_ir, opt=opt)
+        files = {i.index: i.path for i in module.items if isinstance(i, ptx.FileDirective)}
+        return JitProgram(kernel, vector, lay, RECORD_BYTES, loaded, _DRIVER(loaded.address("ptxvm_run")), files,
+                          exchanges=False, compact=True, driver_mode=MODE)
     loaded = jit_ir(lifted.llvm_ir, opt=opt)
     driver = _DRIVER(loaded.address("ptxvm_run"))
     record = hooks.record_bytes
@@ -61,7 +68,8 @@ def compile_kernel(module: ptx.Module, kernel: ptx.Function, image: ModuleImage,
     graph = CallGraph.of(module)
     return JitProgram(kernel, lifted, lay, record, loaded, driver, files, graph.uses_heap(kernel.name), hooks.exchanges,
                       _call_frames(graph, kernel.name, lay.frame_bytes, lay.frame_align),
-                      hooks.kernel_stack, hooks.max_frame, hooks.compact, hooks.driver_mode())
+                      hooks.kernel_stack, hooks.max_frame, hooks.compact,
+                      hooks.driver_mode() + f"; simd path not taken: {why}")
 
 
 def _call_frames(graph: CallGraph, kernel: str, frame_bytes: dict[str, int],

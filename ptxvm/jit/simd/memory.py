@@ -1,0 +1,152 @@
+"""Checked memory access of the warp-as-SIMD lowering: one check per warp instruction.
+
+Global addresses: the active lanes' lowest and highest address must lie in one allocation (one
+page-table lookup) and all be aligned; otherwise a slow path checks lane by lane in lane order
+and faults at the first bad lane, with the per-thread report the scalar path gives (the
+executor builds it from the record the driver writes).  Shared addresses are checked per lane in
+vector form.  The ``.param`` block is read uniformly (its offsets are constants).  A full warp's
+contiguous access is one vector load or store; any other is 32 scalar accesses on addresses the
+check has cleared (inactive lanes borrow an active lane's address for loads and a scratch slot
+for stores, so nothing unchecked is touched)."""
+
+from __future__ import annotations
+
+from llvmlite import ir
+
+from ...ir import nodes as ptx
+from ...lift.function import I1, I8, I32, I64
+from ...machine.addressmap import GLOBAL_BASE
+from .. import layout as L
+from . import vec as V
+
+I32P, I64P = ir.PointerType(I32), ir.PointerType(I64)
+GCHECK = "ptxvm_simd_global"
+
+
+def add_global_check(llmod: ir.Module) -> ir.Function:
+    """``i64 ptxvm_simd_global(ctx, address, size)``: the host address of a global access of
+    ``size`` bytes, or 0 when it is outside every allocation (as ``CheckedMemory._global``)."""
+    fn = ir.Function(llmod, ir.FunctionType(I64, [I64P, I64, I64]), name=GCHECK)
+    fn.linkage = "internal"
+    ctx, address, size = fn.args
+    entry, bad, ok1, ok2, ok3 = (fn.append_basic_block(n) for n in ("entry", "bad", "ok1", "ok2", "ok3"))
+    b = ir.IRBuilder(entry)
+    ld = lambda slot: b.load(b.gep(ctx, [I64(slot)]))
+    page = b.lshr(b.sub(address, I64(GLOBAL_BASE)), I64(L.PAGE_SHIFT))
+    b.cbranch(b.icmp_unsigned("<", page, ld(L.X_NPAGES)), ok1, bad)
+    b.position_at_end(ok1)
+    idx = b.load(b.gep(b.inttoptr(ld(L.X_PAGES), I32P), [page]))
+    b.cbranch(b.icmp_signed("<", idx, I32(0)), bad, ok2)
+    b.position_at_end(ok2)
+    entry_i = b.mul(b.zext(idx, I64), I64(L.ALLOC_ENTRY // 8))
+    allocs = b.inttoptr(ld(L.X_ALLOCS), I64P)
+    base = b.load(b.gep(allocs, [entry_i]))
+    end = b.load(b.gep(allocs, [b.add(entry_i, I64(1))]))
+    host = b.load(b.gep(allocs, [b.add(entry_i, I64(2))]))
+    out = b.or_(b.icmp_unsigned("<", address, base), b.icmp_unsigned(">", b.add(address, size), end))
+    b.cbranch(out, bad, ok3)
+    b.position_at_end(ok3)
+    b.ret(b.add(host, b.sub(address, base)))
+    b.position_at_end(bad)
+    b.ret(I64(0))
+    return fn
+
+
+def _safe(S, addrs: ir.Value, mask: ir.Value) -> ir.Value:
+    """Inactive lanes take the first active lane's address."""
+    b = S.b
+    first = b.extract_element(addrs, V.first_lane(b, mask))
+    return b.select(mask, addrs, V.splat(b, first))
+
+
+def checked_pointers(S, ins: ptx.Instruction, space: str, addrs: ir.Value, size: int, mask: ir.Value,
+                     write: bool) -> ir.Value:
+    """Host addresses (``<32 x i64>``) of a warp's access, after its check (faults leave)."""
+    b = S.b
+    site = S.site(ins)
+    a = _safe(S, addrs, mask)
+    mis = b.icmp_unsigned("!=", b.and_(a, V.const(I64, size - 1)), V.const(I64, 0)) if size > 1 \
+        else V.const(I1, 0)
+    code = L.space_code(space)
+    if space == "shared":
+        limit = S.layout.shared_bytes
+        oob = b.icmp_unsigned(">", a, V.const(I64, limit - size)) if limit >= size else V.const(I1, 1)
+        bad = b.and_(b.or_(mis, oob), mask)
+        with b.if_then(V.any_(b, bad), likely=False):
+            lane = V.first_lane(b, bad)
+            kind = b.select(b.extract_element(mis, lane), I32(L.FaultKind.MISALIGNED), I32(L.FaultKind.BOUNDS))
+            S.fault(lane, site, b.extract_element(a, lane), kind, I32(size), code)
+        return b.add(a, V.splat(b, S.shared_base))
+    lo, hi = V.reduce(b, "umin", a), V.reduce(b, "umax", a)
+    # One allocation holds [lo, hi + size): one lookup for the whole warp.
+    fast_host = b.call(S.gcheck, [S.ctx, lo, b.add(b.sub(hi, lo), I64(size))])
+    ok = b.and_(b.icmp_unsigned("!=", fast_host, I64(0)), b.not_(V.any_(b, b.and_(mis, mask))))
+    slot = S.ptr_slot
+    fast_blk, slow_blk, done = S.new_block("g_fast"), S.new_block("g_slow"), S.new_block("g_done")
+    b.cbranch(ok, fast_blk, slow_blk).set_weights([1000, 1])
+    b.position_at_end(fast_blk)
+    b.store(b.add(a, V.splat(b, b.sub(fast_host, lo))), slot)
+    b.branch(done)
+    b.position_at_end(slow_blk)
+    _slow_lanes(S, site, a, mis, mask, size, code, slot)
+    b.branch(done)
+    b.position_at_end(done)
+    p = b.load(slot)
+    return b.select(mask, p, V.splat(b, b.extract_element(p, V.first_lane(b, mask))))
+
+
+def _slow_lanes(S, site, a, mis, mask, size, code, slot) -> None:
+    """Lane by lane, in lane order: the first misaligned or unmapped active lane faults."""
+    b = S.b
+    for i in range(V.WARP):
+        with b.if_then(b.extract_element(mask, I32(i))):
+            addr = b.extract_element(a, I32(i))
+            with b.if_then(b.extract_element(mis, I32(i)), likely=False):
+                S.fault(I32(i), site, addr, I32(L.FaultKind.MISALIGNED), I32(size), code)
+            host = b.call(S.gcheck, [S.ctx, addr, I64(size)])
+            with b.if_then(b.icmp_unsigned("==", host, I64(0)), likely=False):
+                S.fault(I32(i), site, addr, I32(L.FaultKind.BOUNDS), I32(size), code)
+            b.store(b.insert_element(b.load(slot), host, I32(i)), slot)
+
+
+def _contiguous(S, ptrs: ir.Value, size: int, mask: ir.Value) -> tuple[ir.Value, ir.Value]:
+    b = S.b
+    p0 = b.extract_element(ptrs, I32(0))
+    want = b.add(V.splat(b, p0), V.const(I64, 0) if size == 0 else
+                 ir.Constant(V.I64V, [I64(i * size) for i in range(V.WARP)]))
+    same = V.reduce(b, "and", b.icmp_unsigned("==", ptrs, want))
+    full = b.icmp_unsigned("==", V.bits(b, mask), I32(-1))
+    return b.and_(same, full), p0
+
+
+def gather(S, ptrs: ir.Value, ity: ir.IntType, mask: ir.Value) -> ir.Value:
+    b = S.b
+    cont, p0 = _contiguous(S, ptrs, ity.width // 8, mask)
+    slot = S.value_slot(ity)
+    with b.if_else(cont, likely=True) as (then, other):
+        with then:
+            b.store(b.load(b.inttoptr(p0, ir.PointerType(V.vt(ity))), align=1), slot)
+        with other:
+            v = ir.Constant(V.vt(ity), ir.Undefined)
+            for i in range(V.WARP):
+                p = b.inttoptr(b.extract_element(ptrs, I32(i)), ir.PointerType(ity))
+                v = b.insert_element(v, b.load(p, align=1), I32(i))
+            b.store(v, slot)
+    return b.load(slot)
+
+
+def scatter(S, ptrs: ir.Value, value: ir.Value, mask: ir.Value) -> None:
+    b = S.b
+    ity = value.type.element
+    cont, p0 = _contiguous(S, ptrs, ity.width // 8, mask)
+    with b.if_else(cont, likely=True) as (then, other):
+        with then:
+            b.store(value, b.inttoptr(p0, ir.PointerType(value.type)), align=1)
+        with other:
+            scratch = b.ptrtoint(S.scratch, I64)
+            for i in range(V.WARP):           # in lane order: a later lane's store wins, as the interpreter's
+                p = b.select(b.extract_element(mask, I32(i)), b.extract_element(ptrs, I32(i)), scratch)
+                b.store(b.extract_element(value, I32(i)), b.inttoptr(p, ir.PointerType(ity)), align=1)
+
+
+__all__ = ["I8", "add_global_check", "checked_pointers", "gather", "scatter"]
