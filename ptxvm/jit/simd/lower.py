@@ -193,10 +193,19 @@ class WarpLowering:
         b = self.b
         nt = [b.trunc(self.ctx_slot(L.X_NTID + i), I32) for i in range(3)]
         linear = b.add(V.splat(b, b.trunc(b.mul(self.warp, I64(V.WARP)), I32)), V.lanes())
-        tx = b.urem(linear, V.splat(b, nt[0]))
+        # A vector division is 32 scalar ones: only blocks wider than one dimension pay it.
+        flat = b.icmp_unsigned("==", b.mul(nt[1], nt[2]), I32(1))
+        pre, split, join = b.block, self.new_block("tid_split"), self.new_block("tid_join")
+        b.cbranch(flat, join, split)
+        b.position_at_end(split)
         rest = b.udiv(linear, V.splat(b, nt[0]))
-        ty = b.urem(rest, V.splat(b, nt[1]))
-        tz = b.udiv(rest, V.splat(b, nt[1]))
+        parts = (b.urem(linear, V.splat(b, nt[0])), b.urem(rest, V.splat(b, nt[1])), b.udiv(rest, V.splat(b, nt[1])))
+        b.branch(join)
+        b.position_at_end(join)
+        tx, ty, tz = (b.phi(V.vt(I32)) for _ in range(3))
+        for phi, fast, slow in zip((tx, ty, tz), (linear, V.const(I32, 0), V.const(I32, 0)), parts):
+            phi.add_incoming(fast, pre)
+            phi.add_incoming(slow, split)
         cta = b.inttoptr(self.cta, ir.PointerType(I32))
         self.sregs = {("%tid", 0): tx, ("%tid", 1): ty, ("%tid", 2): tz, ("%laneid", 0): V.lanes()}
         for i in range(3):
