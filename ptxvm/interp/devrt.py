@@ -1,6 +1,7 @@
 """The device runtime's entry points on the interpreter (dynamic parallelism, CDP2: see
 ``machine.cdp``): `call`s of these external functions run as builtins of the calling lanes, in
-lane order, against the launch's device runtime (``Batch.env.runtime``)."""
+lane order, against the launch's device runtime (``Batch.env.runtime``); a lane is the caller
+(linear CTA id, linear thread id) whose streams, events and last error the runtime keeps."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import numpy as np
 from ..ir import nodes as ir
 from ..ir.types import ScalarType
 from ..machine import heap
-from ..machine.cdp import ENTRY_POINTS, DeviceRuntimeError
+from ..machine.cdp import ARG_BYTES, CREATES, ENTRY_POINTS, MEMORY_ALLOCATION, DeviceRuntimeError, api_call
 from .program import CompileContext, reader, writer
 
 
@@ -63,6 +64,11 @@ def _ret32_writer(ctx, ins, ret):
     return lambda b, lanes, value: w(b, lanes, value.astype(np.uint32))
 
 
+def _callers(b, lanes) -> list[tuple[int, int]]:
+    """(linear CTA id in the grid, linear thread id in the CTA) of each lane."""
+    return list(zip((b.first_cta + b.cta_slot[lanes]).tolist(), b.tid_linear[lanes].tolist()))
+
+
 def _per_lane(rt_call):
     """Run ``rt_call(runtime, k)`` for each lane in order (the device runtime's calls are per
     thread); a refusal of the runtime stops that lane with its message."""
@@ -106,22 +112,24 @@ def _cdp_launch(ctx: CompileContext, ins, ret, args):
 
     def call(rt, b, lanes, k):
         if k == 0:
-            call.vals = (buf(b, lanes), stream(b, lanes))
-        return rt.launch(int(call.vals[0][k]), int(call.vals[1][k]))
+            call.vals = (buf(b, lanes), stream(b, lanes), _callers(b, lanes))
+        return rt.launch(int(call.vals[0][k]), int(call.vals[1][k]), call.vals[2][k])
     each = _per_lane(call)
     return lambda b, lanes: out(b, lanes, each(b, lanes))
 
 
 def _cdp_malloc(ctx: CompileContext, ins, ret, args):
     """Device-side `cudaMalloc(void **p, size_t size)`: a device-heap block stored at ``*p``;
-    cudaErrorMemoryAllocation (2) and NULL when the heap is exhausted."""
+    cudaErrorMemoryAllocation (2, also the thread's last error) and NULL when the heap is exhausted."""
     where, size = _arg_reader(ctx, ins, args, 0), _arg_reader(ctx, ins, args, 1)
     out = _ret32_writer(ctx, ins, ret)
 
     def run(b, lanes):
         ptrs = heap.malloc(b.memory, size(b, lanes))
         b.store("generic", where(b, lanes), ptrs.astype(np.uint64), lanes)
-        out(b, lanes, np.where(ptrs == 0, 2, 0))
+        for caller in (_callers(b, lanes[ptrs == 0]) if b.env.runtime is not None else ()):
+            b.env.runtime.fail(caller, MEMORY_ALLOCATION)
+        out(b, lanes, np.where(ptrs == 0, MEMORY_ALLOCATION, 0))
     return run
 
 
@@ -136,15 +144,37 @@ def _cdp_free(ctx: CompileContext, ins, ret, args):
     return run
 
 
-def _cdp_last_error(ctx: CompileContext, ins, ret, args):
-    """`cudaGetLastError()` / `cudaPeekAtLastError()`: cudaSuccess (every device-runtime error
-    stops the launch here, so none is ever pending)."""
-    out = _ret32_writer(ctx, ins, ret)
-    return lambda b, lanes: out(b, lanes, np.zeros(lanes.shape, dtype=np.uint32))
+def _cdp_api(what: str):
+    """The stream, event and last-error calls (``machine.cdp.api_call``): their cudaError_t to
+    the result; a created stream's or event's handle to ``*arg0``, only on success."""
+    def build(ctx: CompileContext, ins, ret, args):
+        sizes = ARG_BYTES[what]
+        given = len(args.elements) if args is not None else 0
+        if given != len(sizes):
+            raise ctx.unsupported(ins, f"passes {given} arguments; the device runtime's call takes {len(sizes)}")
+        readers = [_arg_reader(ctx, ins, args, i, ScalarType.U64 if n == 8 else ScalarType.U32)
+                   for i, n in enumerate(sizes)]
+        out = _ret32_writer(ctx, ins, ret)
+
+        def run(b, lanes):
+            vals, callers = [r(b, lanes) for r in readers], _callers(b, lanes)
+            codes, handles = np.zeros(lanes.shape, np.uint32), np.zeros(lanes.shape, np.uint64)
+            for k, lane in enumerate(lanes):
+                try:
+                    codes[k], handles[k] = api_call(b.env.runtime, what, callers[k], [int(v[k]) for v in vals])
+                except DeviceRuntimeError as e:
+                    from .ops.control import _Trap      # (control imports this module's table)
+                    raise _Trap(int(lane), str(e)) from None
+            ok = codes == 0
+            if what in CREATES and ok.any():
+                b.store("generic", vals[0][ok], handles[ok], lanes[ok])
+            out(b, lanes, codes)
+        return run
+    return build
 
 
 _IMPLS = {"param_buffer": _cdp_param_buffer, "launch": _cdp_launch, "malloc": _cdp_malloc,
-          "free": _cdp_free, "last_error": _cdp_last_error}
+          "free": _cdp_free, **{what: _cdp_api(what) for what in ARG_BYTES}}
 BUILTINS = {name: _IMPLS[what] for name, what in ENTRY_POINTS.items()}
 
 

@@ -23,6 +23,7 @@ from ..lift.hooks import TargetHooks, WarpView
 from ..lift.nan import defer_nan_canonicalisation
 from ..machine import cdp
 from ..passes.shared_loads import shared_load_groups
+from . import devrt_calls
 from . import layout as L
 from . import texture as texture_call
 from .checked import CheckedMemory
@@ -47,8 +48,7 @@ class HostHooks(CheckedMemory, TargetHooks):
     name = "host"
     orders_accesses_in_lowering = True   # ordered accesses are LLVM atomics (CTAs run concurrently)
     # printf and the device runtime's calls stop the thread (the executor prints, allocates, queues).
-    stopping_builtins = frozenset({"vprintf"}) | frozenset(
-        n for n, what in cdp.ENTRY_POINTS.items() if what != "last_error")
+    stopping_builtins = frozenset({"vprintf"}) | frozenset(cdp.ENTRY_POINTS)
     extra_builtins = frozenset(cdp.ENTRY_POINTS) | frozenset(cdp.REFUSED)
 
     def __init__(self, triple: str = "", data_layout: str = "") -> None:
@@ -421,7 +421,7 @@ class HostHooks(CheckedMemory, TargetHooks):
         if name in cdp.REFUSED:
             raise fl.unsupported(ins, cdp.REFUSED[name])
         if name in cdp.ENTRY_POINTS:
-            self._device_runtime_call(fl, ins, cdp.ENTRY_POINTS[name], rets, args)
+            devrt_calls.lower(self, fl, ins, cdp.ENTRY_POINTS[name], rets, args)
             return
         if name in ("vprintf", "__assertfail"):
             site = fl.ml.site(fl, ins)
@@ -469,48 +469,6 @@ class HostHooks(CheckedMemory, TargetHooks):
                 b.store(result, b.bitcast(fl.param_buffer(rets[0].name), I64P))
             return
         raise fl.unsupported(ins, f"calls `{name}`, which the host JIT does not provide yet")
-
-    def _device_runtime_call(self, fl, ins, what: str, rets, args) -> None:
-        """A CDP2 entry point (machine.cdp): the thread stops with its operands in T_OUT, the
-        executor answers in T_OUT (device memory and the runtime live in Python)."""
-        b = fl.b
-        bufs = []
-        for a in args:
-            buf = fl.param_buffer(a.name) if isinstance(a, ptx.Symbol) else None
-            if buf is None:
-                raise fl.unsupported(ins, f"passes `{a}`, which is not a `.param` variable")
-            bufs.append(buf)
-        word = lambda buf, k, ty: b.load(b.bitcast(b.gep(buf, [I64(k * (ty.width // 8))]), ir.PointerType(ty)))
-        if what == "param_buffer":
-            ops = [word(bufs[0], 0, I64), *(b.zext(word(bufs[i], k, I32), I64) for i in (1, 2) for k in range(3)),
-                   b.zext(word(bufs[3], 0, I32), I64)]
-        elif what in ("launch", "free"):
-            ops = [word(buf, 0, I64) for buf in bufs]
-        elif what == "malloc":
-            ops = [word(bufs[1], 0, I64), I64(0), word(bufs[0], 0, I64)]    # size, -, where (read back)
-        else:
-            ops = []                      # cudaGetLastError: cudaSuccess (every error stops the launch)
-        if what != "last_error":
-            for i, v in enumerate(ops):
-                b.store(v, self.thr(fl, L.T_OUT + 8 * i, I64))
-            code = {"param_buffer": L.DevRt.PARAM_BUFFER, "launch": L.DevRt.LAUNCH, "malloc": L.DevRt.MALLOC,
-                    "free": L.DevRt.FREE}[what]
-            b.store(I32(code), self.thr(fl, L.T_AUX, I32))
-            self.stop(fl, L.State.DEVRT, fl.ml.site(fl, ins), ins)
-        result = b.load(self.thr(fl, L.T_OUT, I64)) if what == "param_buffer" else I64(0)
-        if what == "launch":
-            result = b.load(self.thr(fl, L.T_OUT, I64))
-        if what == "malloc":
-            where = b.load(self.thr(fl, L.T_OUT + 16, I64))      # `.param`s do not survive the stop
-            ptr = self.access(fl, "generic", where, 8, ins, write=True)
-            b.store(b.load(self.thr(fl, L.T_OUT, I64)), b.bitcast(ptr, I64P))
-            result = b.load(self.thr(fl, L.T_OUT + 8, I64))
-        if rets:
-            ret = fl.param_buffer(rets[0].name)
-            if what == "param_buffer":
-                b.store(result, b.bitcast(ret, I64P))
-            else:
-                b.store(b.trunc(result, I32), b.bitcast(ret, I32P))
 
     # ------------------------------------------------------------------ identity
     def special_register(self, fl, name, component, bits, ins):

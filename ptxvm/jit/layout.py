@@ -81,6 +81,9 @@ class DevRt:
     LAUNCH = 2                   # T_OUT: buffer, stream
     MALLOC = 3                   # T_OUT: size; answer: pointer, then the cudaError_t in T_OUT[1]
     FREE = 4                     # T_OUT: pointer
+    # API + k: the k-th call of machine.cdp.ARG_BYTES (streams, events, last error); T_OUT: its
+    # arguments; answer: the cudaError_t, the created handle, the first argument (a create's *where)
+    API = 8
 
 
 class FaultKind:

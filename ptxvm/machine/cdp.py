@@ -17,9 +17,11 @@ before its parent grid is; work in different streams, or of parent and child, ma
 run concurrently, and a program may not depend on it): here a grid's children run after every
 CTA of the grid has finished, one after another in the order they were launched, each with all
 of its own descendants, then its tail launches (``cudaStreamTailLaunch``: after the grid and all
-its other work). The NULL stream, ``cudaStreamFireAndForget`` and ``cudaStreamTailLaunch`` are
-the streams a device launch may name (device streams of ``cudaStreamCreateWithFlags`` are not
-provided: their entry point is refused like any unknown external function).
+its other work). A launch may name the NULL stream, ``cudaStreamFireAndForget``,
+``cudaStreamTailLaunch`` or a device stream of ``cudaStreamCreateWithFlags``; streams, events
+and the per-thread last error are ``machine.devstreams`` (why launch order keeps every stream's
+order and every event wait). The ``_ptsz`` entry points (``--default-stream per-thread``) are the
+same calls: on the device every stream is already private to its block.
 
 Limits (``ptxvm.limits``): ``cdp_depth`` nesting levels (CUDA's 24), ``cdp_pending_launches``
 grids launched and not yet complete (CUDA's default pending-launch count, 2048). Past either,
@@ -35,35 +37,49 @@ from dataclasses import dataclass, field
 from .. import limits
 from ..errors import ResourceError
 from ..ir import nodes as ir
+from .devstreams import (CUDA_SUCCESS, MEMORY_ALLOCATION, STREAM_FIRE_AND_FORGET, STREAM_NULL, STREAM_TAIL,
+                         Caller, DeviceRuntimeError, StreamsAndEvents)
 from .launch import Dim3
 from .memory import Allocation, DeviceMemory
 
-CUDA_SUCCESS = 0
-STREAM_NULL, STREAM_TAIL, STREAM_FIRE_AND_FORGET = 0, 3, 4     # cuda_device_runtime_api.h
-STREAMS = {STREAM_NULL: "the NULL stream", STREAM_TAIL: "cudaStreamTailLaunch",
-           STREAM_FIRE_AND_FORGET: "cudaStreamFireAndForget"}
+__all__ = ["CUDA_SUCCESS", "MEMORY_ALLOCATION", "STREAM_NULL", "STREAM_TAIL", "STREAM_FIRE_AND_FORGET",
+           "DeviceRuntimeError", "DeviceRuntime", "ChildGrid", "ENTRY_POINTS", "ARG_BYTES", "REFUSED",
+           "CREATES", "api_call", "complete", "param_size", "uses_device_runtime"]
 MAX_BLOCK_THREADS = 1024
 MAX_GRID = ((1 << 31) - 1, 65535, 65535)
 
-# Entry point -> what it does (the same for the CDP2 names and CUDA 11's CDP1 names).
+
+def _names(*calls: str) -> tuple[str, ...]:
+    """A call's CDP2 entry point and CUDA 11's CDP1 name (the same signature)."""
+    return tuple(n for c in calls for n in (f"__cudaCDP2{c}", f"cuda{c}"))
+
+
+# Entry point -> what it does (the same for the CDP2 names, CUDA 11's CDP1 names and the _ptsz ones).
 ENTRY_POINTS = {
-    **dict.fromkeys(("__cudaCDP2GetParameterBufferV2", "cudaGetParameterBufferV2"), "param_buffer"),
-    **dict.fromkeys(("__cudaCDP2LaunchDeviceV2", "cudaLaunchDeviceV2"), "launch"),
-    **dict.fromkeys(("__cudaCDP2Malloc", "cudaMalloc"), "malloc"),
-    **dict.fromkeys(("__cudaCDP2Free", "cudaFree"), "free"),
-    **dict.fromkeys(("__cudaCDP2GetLastError", "cudaGetLastError", "__cudaCDP2PeekAtLastError",
-                     "cudaPeekAtLastError"), "last_error"),
+    **dict.fromkeys(_names("GetParameterBufferV2"), "param_buffer"),
+    **dict.fromkeys(_names("LaunchDeviceV2", "LaunchDeviceV2_ptsz"), "launch"),
+    **dict.fromkeys(_names("Malloc"), "malloc"),
+    **dict.fromkeys(_names("Free"), "free"),
+    **dict.fromkeys(_names("GetLastError"), "get_last_error"),
+    **dict.fromkeys(_names("PeekAtLastError"), "peek_last_error"),
+    **dict.fromkeys(_names("StreamCreateWithFlags"), "stream_create"),
+    **dict.fromkeys(_names("StreamDestroy"), "stream_destroy"),
+    **dict.fromkeys(_names("StreamWaitEvent", "StreamWaitEvent_ptsz"), "stream_wait_event"),
+    **dict.fromkeys(_names("EventCreateWithFlags"), "event_create"),
+    **dict.fromkeys(_names("EventRecord", "EventRecord_ptsz"), "event_record"),
+    **dict.fromkeys(_names("EventRecordWithFlags", "EventRecordWithFlags_ptsz"), "event_record_flags"),
+    **dict.fromkeys(_names("EventDestroy"), "event_destroy"),
 }
+# The argument bytes of the calls that take only pointers, handles and flags (the `.param`s nvcc
+# passes: 8 for pointers and handles, 4 for flags), in order.
+ARG_BYTES = {"get_last_error": (), "peek_last_error": (), "stream_create": (8, 4), "stream_destroy": (8,),
+             "stream_wait_event": (8, 8, 4), "event_create": (8, 4), "event_record": (8, 8),
+             "event_record_flags": (8, 8, 4), "event_destroy": (8,)}
 _SYNC_GONE = ("calls `{name}`, device-side cudaDeviceSynchronize, which CUDA 12 removed (CDP2: a child "
               "grid completes before its parent grid, and a parent cannot wait for it; nvcc 13 rejects "
               "it in device code); rebuild without it, e.g. move the dependent work into a child or "
               "tail launch (cudaStreamTailLaunch)")
 REFUSED = {name: _SYNC_GONE.format(name=name) for name in ("cudaDeviceSynchronize", "__cudaCDP2DeviceSynchronize")}
-
-
-class DeviceRuntimeError(Exception):
-    """A device-side launch CUDA would refuse or ptxvm cannot hold: the executor reports it as a
-    trap of the calling thread, at the call."""
 
 
 def uses_device_runtime(module: ir.Module) -> bool:
@@ -102,8 +118,9 @@ class _Tree:
 
 
 @dataclass
-class DeviceRuntime:
-    """The device runtime of one grid: its parameter buffers and the grids it launched."""
+class DeviceRuntime(StreamsAndEvents):
+    """The device runtime of one grid: its parameter buffers, the grids it launched, its streams,
+    events and threads' last errors (``StreamsAndEvents``)."""
 
     memory: DeviceMemory
     kernels: dict[int, ir.Function]          # function address -> kernel
@@ -118,7 +135,9 @@ class DeviceRuntime:
         return cls(memory, {functions[n]: f for n, f in module.kernels.items() if n in functions})
 
     def child(self) -> "DeviceRuntime":
-        return DeviceRuntime(self.memory, self.kernels, self.depth + 1, self.tree)
+        self.handles.grids += 1
+        return DeviceRuntime(self.memory, self.kernels, self.depth + 1, self.tree, handles=self.handles,
+                             grid_id=self.handles.grids)
 
     def parameter_buffer(self, func: int, grid: Dim3, block: Dim3, shared: int) -> int:
         """``cudaGetParameterBufferV2``: a fresh device buffer for the arguments of ``func``."""
@@ -132,23 +151,24 @@ class DeviceRuntime:
         self.buffers[buf.base] = (kernel, grid, block, shared, buf)
         return buf.base
 
-    def launch(self, buffer: int, stream: int) -> int:
-        """``cudaLaunchDeviceV2``: queue the grid whose parameters ``buffer`` holds; cudaSuccess."""
+    def launch(self, buffer: int, stream: int, caller: Caller = (0, 0)) -> int:
+        """``cudaLaunchDeviceV2``: queue the grid whose parameters ``buffer`` holds; cudaSuccess,
+        or the error of a destroyed stream (then nothing is queued)."""
         entry = self.buffers.pop(buffer, None)
         if entry is None:
             raise DeviceRuntimeError(f"cudaLaunchDeviceV2 was given {buffer:#x}, which is no parameter buffer "
                                      "of cudaGetParameterBufferV2 (or one launched already)")
         kernel, grid, block, shared, buf = entry
         try:
+            code = self.launch_stream(caller, stream, kernel.name)
+            if code != CUDA_SUCCESS:
+                return self.fail(caller, code)
             return self._queue(kernel, grid, block, shared, buf, stream)
         finally:
             self.memory.free(buf)            # the runtime owns the buffer: copied, or refused
 
     def _queue(self, kernel: ir.Function, grid: Dim3, block: Dim3, shared: int, buf: Allocation,
                stream: int) -> int:
-        if stream not in STREAMS:
-            raise DeviceRuntimeError(f"a device launch of `{kernel.name}` names stream {stream:#x}; ptxvm's device "
-                                     f"runtime provides {', '.join(STREAMS.values())}")
         lim = limits.current()
         if self.depth + 1 > lim.cdp_depth:
             raise DeviceRuntimeError(_over("nesting depth", self.depth + 1, lim.cdp_depth, "cdp_depth",
@@ -204,3 +224,24 @@ def _check_config(kernel: str, grid: Dim3, block: Dim3, shared: int) -> None:
 def _over(what: str, asked: int, limit: int, name: str, who: str) -> str:
     return (f"{who} needs {what} {asked:,}, more than ptxvm's limit of {limit:,} ({name}; raise it with "
             f"PTXVM_LIMIT_{name.upper()}=... or ptxvm.limits.configure({name}=...))")
+
+
+_API = {
+    "get_last_error": lambda rt, c: rt.last_error(c, True),
+    "peek_last_error": lambda rt, c: rt.last_error(c, False),
+    "stream_create": lambda rt, c, where, flags: rt.stream_create(c, flags),
+    "event_create": lambda rt, c, where, flags: rt.event_create(c, flags),
+    "stream_destroy": lambda rt, c, s: rt.stream_destroy(c, s),
+    "stream_wait_event": lambda rt, c, s, e, flags: rt.stream_wait_event(c, s, e, flags),
+    "event_record": lambda rt, c, e, s: rt.event_record(c, e, s),
+    "event_record_flags": lambda rt, c, e, s, flags: rt.event_record(c, e, s, flags),
+    "event_destroy": lambda rt, c, e: rt.event_destroy(c, e),
+}
+CREATES = frozenset({"stream_create", "event_create"})      # (error, handle): the handle goes to *arg 0
+
+
+def api_call(runtime: DeviceRuntime, what: str, caller: Caller, args: list[int]) -> tuple[int, int]:
+    """One thread's call of the stream, event or last-error API (``ARG_BYTES[what]`` arguments):
+    (cudaError_t, the handle to store at the first argument's address: only for ``CREATES``)."""
+    result = _API[what](runtime, caller, *args)
+    return result if what in CREATES else (result, 0)

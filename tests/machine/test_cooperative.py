@@ -85,8 +85,8 @@ def test_launches_queue_in_order_and_tail_launches_run_last():
      "cudaLaunchDeviceV2 was given 0x99, which is no parameter buffer of cudaGetParameterBufferV2 "
      "(or one launched already)"),
     (lambda rt, f: rt.launch(rt.parameter_buffer(f, (1, 1, 1), (1, 1, 1), 0), 0x5),
-     "a device launch of `_Z9cdp_childPiii` names stream 0x5; ptxvm's device runtime provides the NULL "
-     "stream, cudaStreamTailLaunch, cudaStreamFireAndForget"),
+     "a device launch of `_Z9cdp_childPiii` was given stream 0x5, which is no stream of cudaStreamCreateWithFlags "
+     "nor the NULL stream, cudaStreamTailLaunch or cudaStreamFireAndForget"),
 ])
 def test_what_the_device_runtime_refuses(call, message):
     rt, functions = _runtime()
