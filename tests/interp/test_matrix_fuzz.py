@@ -81,6 +81,8 @@ def _ldmatrix_expect(ptx, a_in, threads):
 @given(tensor_kernels())
 def test_tensor_forms_on_random_fragments(gk):
     check_agreement(gk)
+    if ".sp" in gk.ptx:          # mma.sp: agreement here, the model in test_matrix_sparse.py
+        return
     a_in, out = run_on(gk, "interp")[:2]
     threads = gk.block[0]
     op = next(line.split()[0] for line in gk.ptx.splitlines() if "mma.sync" in line or "matrix.sync" in line)

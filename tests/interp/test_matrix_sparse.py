@@ -13,6 +13,8 @@ import numpy as np
 import pytest
 
 import ptxvm
+from ptxvm.testing.ptxgen import check_agreement
+from ptxvm.testing.ptxgen.tensor import sparse_forms, sparse_kernel
 
 from models import fragments as M
 from models import sparse as S
@@ -200,3 +202,19 @@ def test_ptxas_accepts_every_kernel(tmp_path):
         r = subprocess.run(["ptxas", f"-arch=sm_{sm}", str(src), "-o", str(tmp_path / "k.o")],
                            capture_output=True, text=True)
         assert r.returncode == 0, (form, sel, var, r.stderr)
+
+
+SPARSE_FORMS = sparse_forms()
+
+
+def test_the_fuzzer_draws_every_form_selector_and_variant():
+    got = {(f.shape, f.atype, f.btype, f.ctype, f.selector, f.ordered) for f in SPARSE_FORMS}
+    for (shape, at, bt, ct, _sm), sel, var in CASES:
+        assert (shape, at, bt, ct, sel, var != "sp") in got
+
+
+@pytest.mark.parametrize("form", SPARSE_FORMS, ids=lambda f: f"{f.opcode()}-{f.selector}")
+def test_sparse_forms_agree_on_random_bits(form):
+    """Random fragments (NaN payloads, infinities, subnormals, integer boundaries) and random
+    defined metadata: interp and cpu bit for bit, neither refusing the form."""
+    check_agreement(sparse_kernel(form, 64, 11), allow_refusal=False)

@@ -1,5 +1,6 @@
 """Fuzzing the warp-level matrix instructions (PTX ISA 9.0 §9.7.14): kernels of one mma.sync
-form (every shape x type combination of isa/matrix.toml, .satfinite, .xor/.and.popc), an
+form (every shape x type combination of isa/matrix.toml, .satfinite, .xor/.and.popc), of one
+mma.sp form (every [[mma_sp]] entry, selector and variant, with random defined metadata), an
 ldmatrix (.x1/.x2/.x4, .trans, random row addresses) or a movmatrix, with random fragments.
 
 Every lane loads its fragment registers from ``in`` (one 64-bit word of values.words per
@@ -43,6 +44,54 @@ class MmaForm:
         al, bl = self.layout.split(".")
         return (F.fragment("mma", self.shape, "a", self.atype, al), F.fragment("mma", self.shape, "b", self.btype, bl),
                 F.fragment("mma", self.shape, "c", self.ctype), F.fragment("mma", self.shape, "d", self.dtype))
+
+
+@dataclass(frozen=True)
+class SparseForm:
+    """One mma.sp form (§9.7.14.6): shape, types (C = D), selector, variant, .satfinite."""
+
+    shape: str
+    atype: str
+    btype: str
+    ctype: str
+    selector: int
+    ordered: bool
+    sat: bool = False
+
+    def opcode(self) -> str:
+        var = "sp::ordered_metadata" if self.ordered else "sp"
+        sat = ".satfinite" if self.sat else ""
+        return f"mma.{var}.sync.aligned.{self.shape}.row.col{sat}.{self.ctype}.{self.atype}.{self.btype}.{self.ctype}"
+
+    def fragments(self) -> tuple[F.Fragment, ...]:
+        return tuple(F.fragment("mma.sp", self.shape, r, t) for r, t in
+                     (("a", self.atype), ("b", self.btype), ("c", self.ctype), ("d", self.ctype)))
+
+
+def sparse_forms() -> list[SparseForm]:
+    """Every mma.sp form of isa/matrix.toml, every selector the ISA defines, both variants."""
+    out = []
+    for c in F.sparse_combinations():
+        pairs = [(a, b) for a in c["ab"] for b in c["ab"] if c.get("mixed") or a == b]
+        sels = {1: (0, 1, 2, 3), 2: (0, 1), 4: (0,)}[int(c["threads"])]
+        for (a, b) in pairs:
+            for ct in c["acc"]:
+                sats = (False, True) if a in ("s8", "u8") else (False,)
+                out += [SparseForm(c["shape"], a, b, ct, s, o, x) for s in sels for o in (False, True) for x in sats]
+    return out
+
+
+def sparse_metadata(rng: np.random.Generator, form: SparseForm, n: int) -> np.ndarray:
+    """``n`` metadata words whose eight fields are all defined for the form (random pairs of
+    distinct indices, increasing for ::ordered_metadata; tf32: 0b0100 or 0b1110)."""
+    chunk = next(int(c["chunk"]) for c in F.sparse_combinations()
+                 if c["shape"] == form.shape and form.atype in c["ab"])
+    if chunk == 2:
+        fields = [0b0100, 0b1110]
+    else:
+        fields = [lo | hi << 2 for lo in range(4) for hi in range(4) if (lo < hi if form.ordered else lo != hi)]
+    picks = np.array(fields, dtype=np.uint64)[rng.integers(0, len(fields), (n, 8))]
+    return np.bitwise_or.reduce(picks << (np.arange(8, dtype=np.uint64) * np.uint64(4)), axis=1)
 
 
 @dataclass(frozen=True)
@@ -106,6 +155,40 @@ def mma_ptx(form: MmaForm) -> tuple[str, int, int]:
     return "\n".join(lines + ["    ret;", "}", ""]), n_in, fd.regs
 
 
+def sparse_ptx(form: SparseForm) -> tuple[str, int, int]:
+    """(PTX, input words per lane, output words per lane) of an mma.sp kernel: the fragment
+    registers as mma_ptx loads them, then the metadata word (the last of the lane's slice)."""
+    fa, fb, fc, fd = form.fragments()
+    decls = [f"    .reg .b32 %{r}<{f.regs}>;" for r, f in zip("abcd", (fa, fb, fc, fd))] + ["    .reg .b32 %e;"]
+    lines = _header(decls)
+    n_in = fa.regs + fb.regs + fc.regs + 1
+    lines += _lane_words("%ain", n_in)
+    k = 0
+    for r, f in zip("abc", (fa, fb, fc)):
+        for i in range(f.regs):
+            lines.append(f"    ld.global.b32 %{r}{i}, [%adr+{8 * k}];")
+            k += 1
+    lines.append(f"    ld.global.b32 %e, [%adr+{8 * k}];")
+    lines.append(f"    {form.opcode()} {_regs('d', fd.regs)}, {_regs('a', fa.regs)}, {_regs('b', fb.regs)}, "
+                 f"{_regs('c', fc.regs)}, %e, {form.selector};")
+    lines += _lane_words("%aout", fd.regs)
+    lines += [f"    st.global.b32 [%adr+{8 * i}], %d{i};" for i in range(fd.regs)]
+    return "\n".join(lines + ["    ret;", "}", ""]), n_in, fd.regs
+
+
+def sparse_kernel(form: SparseForm, threads: int, seed: int) -> GeneratedKernel:
+    """A kernel of ``form`` on random fragments (float specials, random bits) and random
+    defined metadata."""
+    ptx, n_in, n_out = sparse_ptx(form)
+    rng = np.random.default_rng(seed)
+    a_in = words(rng, n_in * threads).reshape(threads, n_in)
+    a_in[:, -1] = sparse_metadata(rng, form, threads)
+    out = np.zeros(n_out * threads, dtype=np.uint64)
+    return GeneratedKernel(ptx, KERNEL, (1, 1, 1), (threads, 1, 1),
+                           (a_in.reshape(-1), out, np.zeros(1, np.uint64), np.zeros(1, np.uint64), 0), (1,), False,
+                           (), None, seed)
+
+
 def ldmatrix_ptx(form: LdmatrixForm | None) -> tuple[str, int, int]:
     """ldmatrix (or movmatrix, ``form`` None) on a 512-byte shared tile filled from ``in``; each
     lane's row is word 0 of its ``in`` slice & 31."""
@@ -136,7 +219,10 @@ def ldmatrix_ptx(form: LdmatrixForm | None) -> tuple[str, int, int]:
 @st.composite
 def tensor_kernels(draw, warps=(1, 2)) -> GeneratedKernel:
     """A hypothesis strategy of kernels of one random tensor-core form on random fragments."""
-    kind = draw(st.sampled_from(("mma", "mma", "ldmatrix", "movmatrix")))
+    kind = draw(st.sampled_from(("mma", "mma", "mma.sp", "ldmatrix", "movmatrix")))
+    if kind == "mma.sp":
+        return sparse_kernel(draw(st.sampled_from(sparse_forms())), 32 * draw(st.sampled_from(warps)),
+                             draw(st.integers(0, 2**32 - 1)))
     if kind == "mma":
         ptx, n_in, n_out = mma_ptx(draw(st.sampled_from(mma_forms())))
     elif kind == "ldmatrix":
@@ -152,4 +238,5 @@ def tensor_kernels(draw, warps=(1, 2)) -> GeneratedKernel:
                            (a_in, out, np.zeros(1, np.uint64), np.zeros(1, np.uint64), 0), (1,), False, (), None, seed)
 
 
-__all__ = ["MmaForm", "LdmatrixForm", "mma_forms", "mma_ptx", "ldmatrix_ptx", "tensor_kernels"]
+__all__ = ["MmaForm", "SparseForm", "LdmatrixForm", "mma_forms", "sparse_forms", "sparse_metadata", "mma_ptx",
+           "sparse_ptx", "sparse_kernel", "ldmatrix_ptx", "tensor_kernels"]
