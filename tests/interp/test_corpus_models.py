@@ -111,3 +111,14 @@ def test_cub_empty_kernel_runs_and_writes_nothing(executor, stem):
     name, = (k for k in mod.kernels if "EmptyKernel" in k)
     assert tuple(mod.kernels[name]) == ()
     mod[name](4, 32, (), device=executor)
+
+
+def test_cdp_streams_children_launched_from_the_host(executor):
+    """tests/cuda/cdp_streams.cu's child kernels on their own: fill (out[i] = v + i), then
+    add_one (out[i] += 1); n not a multiple of the 64-thread block."""
+    n = 200
+    out = np.full(n, -7, np.int32)
+    kernel("cdp_streams", "fill")(4, 64, (out, np.int32(n), np.int32(10)), device=executor)
+    np.testing.assert_array_equal(out, 10 + np.arange(n))
+    kernel("cdp_streams", "add_one")(4, 64, (out, np.int32(n)), device=executor)
+    np.testing.assert_array_equal(out, 11 + np.arange(n))
