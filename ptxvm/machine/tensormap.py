@@ -125,6 +125,8 @@ class TensorMap:
         if raw[10] > 2 or raw[11] > 3 or raw[13] > 1 or any(not 1 <= e <= 8 for e in estr):
             raise ValueError(f"{where}: corrupt tensor map (interleave {raw[10]}, swizzle {raw[11]}, "
                              f"oob fill {raw[13]}, element strides {list(estr)})")
+        if raw[13] and names[raw[8]] not in FLOAT_DTYPES:
+            raise ValueError(f"{where}: corrupt tensor map (a NaN fill for the integer dtype {names[raw[8]]})")
         return cls(names[raw[8]], rank, addr, dims, strides, box, tuple(raw[88:88 + rank]),
                    raw[10], raw[11], raw[12], raw[13])
 

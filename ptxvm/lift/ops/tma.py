@@ -8,7 +8,7 @@ no interleave, element strides 1..8, else a trap at the instruction); the box is
 order, dimension 0 fastest, ceil(box/stride) elements per dimension, each element's global
 position ``c_k + i_k * stride_k`` inside the tensor or filled (loads) / skipped (stores); the
 shared address of element n is ``s + n * esize`` with the swizzle xor of its address bits
-[4, 7) by bits [7, 10). Elements are copied byte by byte through checked accesses. A load then
+[4, 7) by bits [7, 10). Each element is one checked access of its size. A load then
 completes ``box bytes`` on the mbarrier.
 """
 
@@ -82,6 +82,9 @@ class _Map:
         bad = b.or_(bad, b.icmp_unsigned("!=", self.byte(10), I64(0)))         # interleave: not executable
         bad = b.or_(bad, b.icmp_unsigned(">", self.byte(11), I64(3)))
         bad = b.or_(bad, b.icmp_unsigned(">", self.byte(13), I64(1)))
+        # a NaN fill needs a floating-point dtype (codes from float16 up)
+        bad = b.or_(bad, b.and_(b.icmp_unsigned("!=", self.byte(13), I64(0)),
+                                b.icmp_unsigned("<", code, I64(tm.DTYPES["float16"][0]))))
         self.estr = [self.byte(88 + k) for k in range(rank)]
         for e in self.estr:
             bad = b.or_(bad, b.or_(b.icmp_unsigned("==", e, I64(0)), b.icmp_unsigned(">", e, I64(8))))
@@ -156,37 +159,39 @@ def _element(fl, ins, m: _Map, coords, s, n, to_shared: bool) -> None:
     lin = b.add(s, b.mul(n, m.esize))
     sh = b.xor(lin, b.and_(b.lshr(lin, I64(3)), m.swizzle))
     g = b.add(m.gaddr, goff)
-
-    def copy_byte(j):
-        if to_shared:
-            def fetch():
-                return b.load(fl.hooks.access(fl, "global", b.add(g, j), 1, ins, write=False))
-            val = _select_fill(fl, inside, fetch, m, j)
-            b.store(val, fl.hooks.access(fl, "shared", b.add(sh, j), 1, ins, write=True))
-        else:
-            def put():
-                v = b.load(fl.hooks.access(fl, "shared", b.add(sh, j), 1, ins, write=False))
-                b.store(v, fl.hooks.access(fl, "global", b.add(g, j), 1, ins, write=True))
-            _if(fl, inside, put, "tma_put")
-    _loop(fl, m.esize, copy_byte, "tma_byte")
-
-
-def _select_fill(fl, inside, fetch, m: _Map, j) -> ir.Value:
-    """Byte j of the element: read from global when inside the tensor, else the map's fill
-    (zeros, or the NaN whose top byte is 0x7f and the rest 0xff: tensormap.oob_fill_bytes)."""
-    b = fl.b
-    pre = b.block
-    yes, end = fl.new_block("tma_in"), fl.new_block("tma_in_end")
-    top = b.icmp_unsigned("==", j, b.sub(m.esize, I64(1)))
-    nan = b.select(top, I8(0x7F), I8(0xFF))
-    fill = b.select(m.oob_nan, nan, I8(0))
-    b.cbranch(inside, yes, end)
-    b.position_at_end(yes)
-    v = fetch()
-    tail = b.block
-    b.branch(end)
+    end = fl.new_block("tma_elem_done")
+    sw = b.switch(m.esize, end)
+    for size in (1, 2, 4, 8):           # one typed access per element (sizes from the dtype code)
+        blk = fl.new_block(f"tma_e{size}")
+        sw.add_case(I64(size), blk)
+        b.position_at_end(blk)
+        _copy(fl, ins, m, inside, g, sh, size, to_shared)
+        b.branch(end)
     b.position_at_end(end)
-    out = b.phi(I8)
-    out.add_incoming(fill, pre)
-    out.add_incoming(v, tail)
-    return out
+
+
+def _copy(fl, ins, m: _Map, inside, g, sh, size: int, to_shared: bool) -> None:
+    b = fl.b
+    t = ir.IntType(8 * size)
+    ptr = t.as_pointer()
+    if not to_shared:
+        def put():
+            v = b.load(b.bitcast(fl.hooks.access(fl, "shared", sh, size, ins, write=False), ptr), align=size)
+            b.store(v, b.bitcast(fl.hooks.access(fl, "global", g, size, ins, write=True), ptr), align=size)
+        _if(fl, inside, put, "tma_put")
+        return
+    # out of bounds: zeros, or the NaN 0x7f.. (tensormap.oob_fill_bytes) when the map asks for it
+    fill = b.select(m.oob_nan, t((1 << (8 * size - 1)) - 1), t(0))
+    pre = b.block
+    yes, join = fl.new_block("tma_in"), fl.new_block("tma_in_end")
+    b.cbranch(inside, yes, join)
+    b.position_at_end(yes)
+    v = b.load(b.bitcast(fl.hooks.access(fl, "global", g, size, ins, write=False), ptr), align=size)
+    tail = b.block
+    b.branch(join)
+    b.position_at_end(join)
+    val = b.phi(t)
+    val.add_incoming(fill, pre)
+    val.add_incoming(v, tail)
+    b.store(val, b.bitcast(fl.hooks.access(fl, "shared", sh, size, ins, write=True), ptr), align=size)
+
