@@ -154,6 +154,11 @@ def _explicit(entry: Mapping[str, Any], p: Any, a: Any, device: str) -> bytes | 
         raise LaunchError(f"argument `{p.name}`: a ptxvm.{type(a).__name__} is a handle into the host executors' "
                           f"texture table; {device} reads HIP's image descriptors (hipCreateTextureObject), "
                           "which ptxvm's AMD launchers do not build yet")
+    from ..machine.tensormap import TensorMap
+    if isinstance(a, TensorMap):
+        raise LaunchError(f"argument `{p.name}`: a ptxvm.TensorMap holds a global address in the host executors' "
+                          f"memory, which {device} cannot relocate inside a by-value argument; tensor maps run on "
+                          "interp and cpu (the AMD code itself translates: a software copy loop)")
     if isinstance(a, np.ndarray) and not p.array:
         problem = host_array_problem(a)
         if problem:

@@ -34,3 +34,18 @@ def test_tma_fixture_translates(target):
 @pytest.mark.parametrize("target", SLOW)
 def test_tma_fixture_translates_everywhere(target):
     _check(target)
+
+
+def test_amd_launchers_refuse_a_tensor_map_argument():
+    import numpy as np
+
+    from ptxvm.driver import kernarg
+    from ptxvm.errors import LaunchError
+    src = (FIXTURES / "nvcc" / "sm90a" / "tma_copy.ptx").read_text()
+    name = "_Z13tma_load_tile14CUtensorMap_stPfii"
+    obj = ptxvm.compile(src, target="gfx90a")
+    k = ptxvm.Module(src)[name]
+    tmap = ptxvm.TensorMap.tiled("float32", 2, 0x10000, (64, 64), (256,), (32, 16), (1, 1))
+    with pytest.raises(LaunchError, match="TensorMap"):
+        kernarg.pack(obj.metadata[name], k.params, (tmap, np.zeros(4, np.float32), 0, 0), (1, 1, 1), (32, 1, 1), 0,
+                     device="emu:gfx90a")
