@@ -21,6 +21,7 @@ from llvmlite import ir
 
 from ..ir import nodes as ptx
 from ..lift.function import FunctionLowering
+from ..machine import cdp
 from . import heap, printf
 from .llvm_ext import I8, I32, I64, LDS
 
@@ -39,7 +40,8 @@ CDP_CALLS = frozenset({"cudaLaunchDevice", "cudaLaunchDeviceV2", "cudaGetParamet
 
 
 def is_device_runtime_call(name: str) -> bool:
-    return name.startswith(CDP_PREFIX) or name in CDP_CALLS
+    # machine.cdp's entry points too: the CDP1 names of the stream and event calls (cudaStreamWaitEvent, ...)
+    return name.startswith(CDP_PREFIX) or name in CDP_CALLS or name in cdp.ENTRY_POINTS
 
 
 class DeviceRuntimeHooks:
