@@ -99,6 +99,15 @@ class AmdgpuHooks(DeviceRuntimeHooks, BarrierHooks, MemoryHooks, WarpHooks, Atom
 
     def finish_function(self, fl: FunctionLowering) -> None:
         fixups.run(self, fl)
+        trap = amd_state(fl).trap
+        if trap is not None:
+            # The trap block goes last.  On gfx11 LLVM 22 expands llvm.trap into new blocks (the
+            # simulated trap: s_trap, a doorbell message, a halt loop) and leaves the pseudos of
+            # the blocks after the trap's unexpanded (a uniform 64-bit add's S_ADD_U64_PSEUDO):
+            # "Unsupported instruction" at emission.  With the trap last none follow it (reduced
+            # with llvm-reduce; tests/amdgpu/test_trap_block_last.py).
+            fl.llfn.blocks.remove(trap)
+            fl.llfn.blocks.append(trap)
 
     def after_call(self, fl: FunctionLowering, status: ir.Value) -> None:
         """A callee returns 0 to carry on, ``_EXITED`` after `exit` (end this thread too) or
@@ -136,8 +145,9 @@ class AmdgpuHooks(DeviceRuntimeHooks, BarrierHooks, MemoryHooks, WarpHooks, Atom
     def _trap(self, fl: FunctionLowering) -> None:
         """Abort the dispatch.  Each kernel holds one ``llvm.trap`` (``s_trap 2``: the queue
         reports an error to the host) that every trap site branches to; a `.func` returns
-        ``_TRAPPED`` and its caller traps.  One trap per function also avoids an LLVM 22
-        gfx11 failure: a second ``llvm.trap`` in a function aborts the object emitter."""
+        ``_TRAPPED`` and its caller traps.  One trap per function, the function's last block
+        (``finish_function``), also avoids an LLVM 22 gfx11 failure: LLVM leaves the pseudos of
+        the blocks after a trap unexpanded (a second ``llvm.trap`` among them)."""
         if fl.is_kernel:
             fl.b.branch(self._trap_block(fl))
         else:

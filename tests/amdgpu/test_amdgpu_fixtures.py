@@ -74,13 +74,6 @@ def test_one_nvcc_file_compiles_per_target(target):
 
 # (file, target) -> why LLVM itself aborts (a CodegenError naming the crash, the host unharmed).
 LLVM_ABORTS = {
-    # With WMMA (ptxvm/amdgpu/matrix.py) the abort stays: LLVM 22's gfx11 backend leaves a
-    # V_ADD_U64_PSEUDO unexpanded ("Unsupported instruction" at emission; the module compiles at
-    # -O0 and with LLVM 19's llc). mma_gemm.ptx aborts even with every mma.sync replaced by
-    # moves, so it is the kernels' other code, not the matrix lowering.
-    ("nvcc/sm80/tensor_core.ptx", "gfx1100"): "LLVM 22's gfx11 backend leaves a V_ADD_U64_PSEUDO it cannot encode "
-                                              "(wmma_16x16x16, wmma_half_acc, wmma_tf32; -O0 compiles)",
-    ("nvcc/sm80/mma_gemm.ptx", "gfx1100"): "the same LLVM 22 gfx11 abort (also with the mma.sync replaced by moves)",
     # gfx906 has no matrix cores: the shared lowering (lift/ops/matrix.py) of mma_gemm_f16 (4
     # unrolled m16n8k16 per loop) needs more registers than LLVM finds (already so before the
     # MFMA/WMMA lowering, commit 10680d3).

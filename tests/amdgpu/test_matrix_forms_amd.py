@@ -24,12 +24,7 @@ def _params():
     out = []
     for name in FIXTURES:
         for target in TARGETS:
-            # LLVM 22's gfx11 backend aborts on the quad-pair kernel ("Unsupported instruction",
-            # a V_ADD_U64_PSEUDO left unexpanded); a plain m16n8k16 through the shared lowering
-            # (matrix_units=()) aborts the same way, so it is not this form.
-            marks = [pytest.mark.xfail(strict=True, raises=ptxvm.CodegenError, reason="LLVM 22 gfx11 abort")] \
-                if (name, target) == ("mma_m8n8k4_f16.ptx", "gfx1100") else []
-            out.append(pytest.param(name, target, marks=marks, id=f"{name}-{target}"))
+            out.append(pytest.param(name, target, id=f"{name}-{target}"))
     return out
 
 

@@ -183,20 +183,12 @@ def test_the_generic_lowering_stays_selectable():
 
 FIXTURE_FILES = ["nvcc/sm80/tensor_core.ptx", "nvcc/sm80/mma_gemm.ptx", "nvcc/sm80/wmma_gemm.ptx",
                  "triton/matmul_kernel_32x32x32.ptx"]
-# LLVM 22's gfx11 backend leaves a V_ADD_U64_PSEUDO unexpanded in these (after register
-# allocation under pressure: "Unsupported instruction" at emission); the same module
-# compiles at -O0, and mma_gemm.ptx aborts even with every mma replaced by moves, so it is
-# not the WMMA lowering. tests/amdgpu/test_amdgpu_fixtures.py LLVM_ABORTS says the same.
-GFX11_ABORTS = {"nvcc/sm80/tensor_core.ptx", "nvcc/sm80/mma_gemm.ptx"}
-
 
 def _fixture_params():
     out = []
     for path in FIXTURE_FILES:
         for target in [*MATRIX_TARGETS, *PLAIN_TARGETS]:
             marks = [pytest.mark.slow]
-            if target == "gfx1100" and path in GFX11_ABORTS:
-                marks.append(pytest.mark.xfail(strict=True, raises=ptxvm.CodegenError, reason="LLVM 22 gfx11 abort"))
             if target == "gfx906" and path == "nvcc/sm80/mma_gemm.ptx":    # test_amdgpu_fixtures LLVM_ABORTS
                 marks.append(pytest.mark.xfail(strict=True, raises=ptxvm.CodegenError,
                                                reason="LLVM runs out of registers for the shared lowering"))
