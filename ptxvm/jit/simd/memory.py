@@ -110,24 +110,38 @@ def _slow_lanes(S, site, a, mis, mask, size, code, slot) -> None:
 
 
 def _contiguous(S, ptrs: ir.Value, size: int, mask: ir.Value) -> tuple[ir.Value, ir.Value]:
+    """Whether the active lanes access ``p0 + lane * size`` (one vector access), and ``p0``."""
     b = S.b
-    p0 = b.extract_element(ptrs, I32(0))
-    want = b.add(V.splat(b, p0), V.const(I64, 0) if size == 0 else
-                 ir.Constant(V.I64V, [I64(i * size) for i in range(V.WARP)]))
-    same = V.reduce(b, "and", b.icmp_unsigned("==", ptrs, want))
-    full = b.icmp_unsigned("==", V.bits(b, mask), I32(-1))
-    return b.and_(same, full), p0
+    first = V.first_lane(b, mask)
+    p0 = b.sub(b.extract_element(ptrs, first), b.mul(b.zext(first, I64), I64(size)))
+    want = b.add(V.splat(b, p0), ir.Constant(V.I64V, [I64(i * size) for i in range(V.WARP)]))
+    same = b.or_(b.icmp_unsigned("==", ptrs, want), b.not_(mask))
+    return V.reduce(b, "and", same), p0
+
+
+def _masked(b: ir.IRBuilder, what: str, vty: ir.VectorType) -> ir.Function:
+    """llvm.masked.load / llvm.masked.store on ``vty``: masked-off lanes are not accessed."""
+    name = f"llvm.masked.{what}.v{V.WARP}i{vty.element.width}.p0"
+    fn = b.module.globals.get(name)
+    if fn is None:
+        ptr, mty = ir.PointerType(vty), V.vt(I1)
+        sig = (ir.FunctionType(vty, [ptr, I32, mty, vty]) if what == "load"
+               else ir.FunctionType(ir.VoidType(), [vty, ptr, I32, mty]))
+        fn = ir.Function(b.module, sig, name=name)
+    return fn
 
 
 def gather(S, ptrs: ir.Value, ity: ir.IntType, mask: ir.Value) -> ir.Value:
     b = S.b
+    vty = V.vt(ity)
     cont, p0 = _contiguous(S, ptrs, ity.width // 8, mask)
     slot = S.value_slot(ity)
     with b.if_else(cont, likely=True) as (then, other):
         with then:
-            b.store(b.load(b.inttoptr(p0, ir.PointerType(V.vt(ity))), align=1), slot)
+            p = b.inttoptr(p0, ir.PointerType(vty))
+            b.store(b.call(_masked(b, "load", vty), [p, I32(1), mask, ir.Constant(vty, None)]), slot)
         with other:
-            v = ir.Constant(V.vt(ity), ir.Undefined)
+            v = ir.Constant(vty, ir.Undefined)
             for i in range(V.WARP):
                 p = b.inttoptr(b.extract_element(ptrs, I32(i)), ir.PointerType(ity))
                 v = b.insert_element(v, b.load(p, align=1), I32(i))
@@ -141,7 +155,7 @@ def scatter(S, ptrs: ir.Value, value: ir.Value, mask: ir.Value) -> None:
     cont, p0 = _contiguous(S, ptrs, ity.width // 8, mask)
     with b.if_else(cont, likely=True) as (then, other):
         with then:
-            b.store(value, b.inttoptr(p0, ir.PointerType(value.type)), align=1)
+            b.call(_masked(b, "store", value.type), [value, b.inttoptr(p0, ir.PointerType(value.type)), I32(1), mask])
         with other:
             scratch = b.ptrtoint(S.scratch, I64)
             for i in range(V.WARP):           # in lane order: a later lane's store wins, as the interpreter's
