@@ -204,3 +204,18 @@ def test_ptxas_accepts_the_kernels(tmp_path, rank, store):
     p.write_text(_kernel(rank, 256, store))
     r = subprocess.run(["ptxas", "-arch=sm_90", str(p), "-o", str(tmp_path / "k.cubin")], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
+
+
+@pytest.mark.parametrize("device", EXECUTORS)
+def test_map_in_global_memory(device):
+    """The map may live in .global memory (§9.7.9.25.5.2: a generic address of a map in .param,
+    .const or .global): its 128 bytes in a device buffer, the kernel given that buffer's address."""
+    full, logical = _tensor("float32", (10, 37))
+    d = ptxvm.to_device(full)
+    tmap = ptxvm.TensorMap.tiled("float32", 2, d.ptr, (37, 10), _strides(full), (8, 4), (1, 1))
+    want = load_box(logical, (33, 8), (8, 4), (1, 1))
+    out = np.zeros(want.nbytes, np.uint8)
+    src = _kernel(2, want.nbytes, store=False).replace(".param .align 64 .b8 tmap[128]", ".param .u64 tmap").replace(
+        "    mov.u64 %rd1, tmap;\n    cvta.param.u64 %rd2, %rd1;", "    ld.param.u64 %rd2, [tmap];")
+    _run(src, np.frombuffer(tmap.encode(), np.uint8).copy(), out, (33, 8), device)
+    np.testing.assert_array_equal(out.view(np.float32).reshape(want.shape), want)
