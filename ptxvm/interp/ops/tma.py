@@ -24,6 +24,7 @@ from ...ir.types import ScalarType
 from ...machine import mbarrier as mb
 from ...machine import tensormap as tm
 from ...machine.memory import MemoryFault
+from ..access import fault_for, faulting_lanes
 from ..program import CompileContext, address, reader
 from . import impl
 from .common import _thread_ids
@@ -53,8 +54,9 @@ def map_operand(ins: ir.Instruction, op: ir.Operand, rank: int, unsupported) -> 
 
 def read_map(b, lane: int, addr: int, ins: ir.Instruction, rank: int) -> tm.TensorMap:
     one = np.full(tm.SIZE, lane, dtype=np.int64)
-    if addr % 8:
-        raise _Trap(lane, f"`{ins}`: tensor map address 0x{addr:x} is not aligned")
+    # one 128-byte, 8-aligned read, checked as the compiled targets check it (same fault text)
+    if faulting_lanes(b, "generic", np.array([addr], dtype=np.uint64), tm.SIZE, write=False, align=8) is not None:
+        raise fault_for(b, "generic", addr, tm.SIZE, lane, write=False, align=8)
     try:
         raw = b.load("generic", np.uint64(addr) + np.arange(tm.SIZE, dtype=np.uint64), np.uint8, one, aligned=True)
     except MemoryFault as e:
