@@ -219,3 +219,15 @@ def test_map_in_global_memory(device):
         "    mov.u64 %rd1, tmap;\n    cvta.param.u64 %rd2, %rd1;", "    ld.param.u64 %rd2, [tmap];")
     _run(src, np.frombuffer(tmap.encode(), np.uint8).copy(), out, (33, 8), device)
     np.testing.assert_array_equal(out.view(np.float32).reshape(want.shape), want)
+
+
+def test_map_address_fault_is_the_same_on_both_executors():
+    """A map operand 4 bytes past the parameter: misaligned, reported alike by both executors."""
+    src = _kernel(2, 64, store=False).replace("cvta.param.u64 %rd2, %rd1;",
+                                              "cvta.param.u64 %rd2, %rd1;\n    add.u64 %rd2, %rd2, 4;")
+    texts = []
+    for device in EXECUTORS:
+        with pytest.raises(ptxvm.KernelFault) as e:
+            _run(src, np.zeros(128, np.uint8), np.zeros(64, np.uint8), (0, 0), device)
+        texts.append(str(e.value).splitlines()[0])
+    assert texts[0] == texts[1] and "misaligned" in texts[0]
