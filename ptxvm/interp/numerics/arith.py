@@ -18,7 +18,7 @@ import numpy as np
 
 from .core import (F32, F64, NAN32_BITS, NAN64_BITS, as_bits, canon_nan32, check_rnd, errstate, finish,
                    from_bits, ftz32, quiet64, round_to_f32, round_to_f64, two_prod, two_sum, zero_sum_sign,
-                   _sign)
+                   _sign, _split)
 
 
 def prep(*xs, ftz=False):
@@ -151,26 +151,74 @@ def ffma(a, b, c, rnd="rn", ftz=False, sat=False):
         fast = _ffma32_rn(a64, b64, c64)
         if fast is not None:
             return fast
+    if dt == F64:
+        if rnd != "rn":
+            return finish(_ffma64_exact(a64, b64, c64, rnd), dt, a, b, c, ftz=ftz, sat=sat)
+        r, ok = _ffma64_rn(a64, b64, c64)
+        if not ok.all():                 # the lanes the fast path cannot vouch for
+            slow = ~ok
+            r[slow] = _ffma64_exact(a64[slow], b64[slow], c64[slow], rnd)
+        return finish(r, dt, a, b, c, ftz=ftz, sat=sat)
     fin = np.isfinite(a64) & np.isfinite(b64) & np.isfinite(c64)
-    # right for every non-finite case (inf*0, inf-inf, NaN); a finite product that
-    # overflows f64 is still finite, so an infinite c wins
-    naive = np.where(np.isinf(c64) & np.isfinite(a64) & np.isfinite(b64), c64, a64 * b64 + c64)
-    if dt == F32:
-        p = a64 * b64  # exact
-        s, e = two_sum(np.where(fin, p, 0.0), np.where(fin, c64, 0.0))
-        nz = fin & (s != 0)
-        r = round_to_f32(np.where(nz, s, 1.0), np.where(nz, _sign(e), 0), rnd).astype(F64)
-        zneg = zero_sum_sign(p, c64, rnd)
-    else:
-        pz = (a64 == 0) | (b64 == 0)
-        gen = fin & ~pz
-        z, los, k = _fma64_general(np.where(gen, a64, 1.0), np.where(gen, b64, 1.0),
-                                   np.where(gen, c64, 0.0))
-        nz = (fin & pz & (c64 != 0)) | (gen & (z != 0))
-        r = np.where(pz, c64, round_to_f64(np.where(z == 0, 1.0, z), los, k, rnd))
-        zneg = zero_sum_sign(np.where(pz, a64 * b64, 1.0), np.where(pz, c64, -1.0), rnd)
+    naive = _naive_fma(a64, b64, c64)
+    p = a64 * b64  # exact
+    s, e = two_sum(np.where(fin, p, 0.0), np.where(fin, c64, 0.0))
+    nz = fin & (s != 0)
+    r = round_to_f32(np.where(nz, s, 1.0), np.where(nz, _sign(e), 0), rnd).astype(F64)
+    zneg = zero_sum_sign(p, c64, rnd)
     r = np.where(nz, r, np.where(fin, _zero(zneg), naive))
     return finish(r, dt, a, b, c, ftz=ftz, sat=sat)
+
+
+def _naive_fma(a64, b64, c64):
+    # right for every non-finite case (inf*0, inf-inf, NaN); a finite product that
+    # overflows f64 is still finite, so an infinite c wins
+    return np.where(np.isinf(c64) & np.isfinite(a64) & np.isfinite(b64), c64, a64 * b64 + c64)
+
+
+def _ffma64_exact(a64, b64, c64, rnd):
+    """fma.rnd.f64 for every input (scaled, so over/underflow and zero signs are exact)."""
+    fin = np.isfinite(a64) & np.isfinite(b64) & np.isfinite(c64)
+    naive = _naive_fma(a64, b64, c64)
+    pz = (a64 == 0) | (b64 == 0)
+    gen = fin & ~pz
+    z, los, k = _fma64_general(np.where(gen, a64, 1.0), np.where(gen, b64, 1.0),
+                               np.where(gen, c64, 0.0))
+    nz = (fin & pz & (c64 != 0)) | (gen & (z != 0))
+    r = np.where(pz, c64, round_to_f64(np.where(z == 0, 1.0, z), los, k, rnd))
+    zneg = zero_sum_sign(np.where(pz, a64 * b64, 1.0), np.where(pz, c64, -1.0), rnd)
+    return np.where(nz, r, np.where(fin, _zero(zneg), naive))
+
+
+# Bounds within which the unscaled emulation below is exact (see _ffma64_rn).
+_FMA_TINY, _FMA_SPLIT_MAX, _FMA_HUGE, _FMA_RESULT_TINY = 2.0**-960, 2.0**995, 2.0**1000, 2.0**-1000
+
+
+def _ffma64_rn(a, b, c):
+    """fma.rn.f64 without scaling: (result, ok), the result exact on the lanes where ``ok``.
+
+    Boldo-Melquiond's emulation (IEEE Trans. Comp. 57(4), 2008, Algorithm 5.4): Dekker's
+    TwoProduct a*b = p + pl, TwoSum c + p = th + tl, v = tl + pl rounded to odd, result
+    RN(th + v), exact when nothing overflows or underflows. ``ok`` keeps the lanes where that
+    holds: |a|, |b|, |a*b| >= 2^-960 (every partial product and error term then is a multiple
+    of 2^-1066, so even a subnormal one is exact), |a|, |b| < 2^995 (Veltkamp's split does
+    not overflow), |a*b|, |c| <= 2^1000 (no sum overflows), and a result >= 2^-1000 (not
+    near the subnormal range; this also leaves every zero result, with its sign rules, to
+    the exact path). NaN and infinite inputs fail the comparisons."""
+    p = a * b
+    ah, al = _split(a)
+    bh, bl = _split(b)
+    pl = ((ah * bh - p) + ah * bl + al * bh) + al * bl
+    th, tl = two_sum(c, p)
+    v, ve = two_sum(tl, pl)
+    inexact_even = (ve != 0) & ((as_bits(v) & np.uint64(1)) == 0)
+    if inexact_even.any():               # round to odd: step away from the even neighbour
+        v = np.where(inexact_even, np.nextafter(v, np.copysign(np.inf, ve)), v)
+    r = th + v
+    aa, ab, ap, az = np.abs(a), np.abs(b), np.abs(p), np.abs(r)
+    ok = ((aa >= _FMA_TINY) & (aa < _FMA_SPLIT_MAX) & (ab >= _FMA_TINY) & (ab < _FMA_SPLIT_MAX)
+          & (ap >= _FMA_TINY) & (ap <= _FMA_HUGE) & (np.abs(c) <= _FMA_HUGE) & (az >= _FMA_RESULT_TINY))
+    return r, ok
 
 
 def _ffma32_rn(a64, b64, c64):
