@@ -8,6 +8,7 @@ from ...ir import nodes as ir
 from ...machine.addressmap import LOCAL_LIMIT, SHARED_BASE, SHARED_LIMIT
 from ...machine.memory import MemoryFault, check_alignment
 from ..access import faulting_lanes, first_fault
+from ..atomic_order import sequential_rmw
 from ..program import CompileContext, address, numpy_dtype, reader, writer
 from ..state import UINT
 from . import impl
@@ -137,22 +138,36 @@ def atomic_rmw(b, space: str, addr: np.ndarray, lanes: np.ndarray, op: str, args
                apply=None) -> np.ndarray:
     """Apply an atomic op lane by lane in lane order; returns each lane's old value.
 
-    Lanes are processed in rounds: each round takes, for every distinct address,
-    the lowest-numbered lane not yet done, so colliding lanes see each other's
-    updates in lane order, exactly as a sequential execution would.
+    Colliding lanes see each other's updates in lane order, exactly as a sequential execution
+    would. Lanes are processed in rounds: each round takes, for every distinct address, the
+    lowest-numbered lane not yet done; where one address has many lanes, ``atomic_order``
+    computes the same outcome with scans instead of a round per lane.
     """
     size = vt.itemsize
     cells = _cells(b, space, addr, size, lanes)     # (buffer view, element index) per lane
     buf, idx = cells
     view = buf[:buf.size - buf.size % size].view(vt) if buf.size % size else buf.view(vt)
     old = np.empty(addr.shape, dtype=vt)
-    order = np.lexsort((np.arange(idx.size), idx))
-    sidx = idx[order]
+    if not idx.size:
+        return old
+
+    def rounds(sel: np.ndarray) -> None:
+        _rounds(view, idx, sel, op, args, apply, old)
+
+    sequential_rmw(view, idx, op, args, old, apply, rounds)
+    return old
+
+
+def _rounds(view, idx, sel_all, op, args, apply, old) -> None:
+    """The lanes ``sel_all`` (indices, ascending) in rounds, one lane per address each."""
+    sub = idx[sel_all]
+    order = np.lexsort((np.arange(sub.size), sub))
+    sidx = sub[order]
     first = np.ones(sidx.size, dtype=bool)
     first[1:] = sidx[1:] != sidx[:-1]
     rank = np.arange(sidx.size) - np.maximum.accumulate(np.where(first, np.arange(sidx.size), 0))
     for r in range(int(rank.max()) + 1 if rank.size else 0):
-        sel = order[rank == r]
+        sel = sel_all[order[rank == r]]
         cur = view[idx[sel]]
         old[sel] = cur
         if op == "cas":
@@ -160,7 +175,6 @@ def atomic_rmw(b, space: str, addr: np.ndarray, lanes: np.ndarray, op: str, args
         else:
             new = (apply or _apply)(op, cur, args[0][sel])
         view[idx[sel]] = new
-    return old
 
 
 def _cells(b, space: str, addr: np.ndarray, size: int, lanes: np.ndarray):
