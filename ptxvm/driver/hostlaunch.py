@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import limits
 from ..errors import LaunchError
-from ..machine import cdp, cooperative
+from ..machine import cdp, cooperative, hostheap
 from ..machine.launch import Environment, Geometry, LaunchStats
 from ..machine.symbols import param_block
 from .args import bind
@@ -37,6 +37,7 @@ def launch_on_host(request: LaunchRequest, backend: HostBackend) -> LaunchStats:
     ``request.kernel.stats`` holds this launch's statistics, also after a fault."""
     kernel = request.kernel
     dev = default_device()
+    hostheap.keep_heap_pages()          # numpy temporaries reuse mapped pages (machine.hostheap)
     program = _program(kernel, dev, request.shared_mem, backend)
     _check_cta(kernel.name, program, request.block, request.shared_mem)
     with dev.memory.holding():
@@ -48,7 +49,8 @@ def launch_on_host(request: LaunchRequest, backend: HostBackend) -> LaunchStats:
             ir_module = kernel.module.ir
             runtime = cdp.DeviceRuntime.for_module(dev.memory, ir_module, dev.image(kernel.module).functions) \
                 if cdp.uses_device_runtime(ir_module) else None
-            env, workspace = cooperative.environment(dev.memory, ir_module, request.cooperative, runtime)
+            env, workspace = cooperative.environment(dev.memory, ir_module, request.cooperative, runtime,
+                                                     _trap_hint(kernel.module, request.cooperative))
             if getattr(kernel.module, "textures", None):     # bound .texref/.surfref (bind_texture)
                 env = replace(env, textures=tuple(kernel.module.textures.items()))
             max_steps = request.max_steps or limits.current().steps_per_thread
@@ -88,6 +90,16 @@ def _run_children(kernel, dev, backend: HostBackend, runtime, max_steps: int, st
         backend.run(program, Geometry(child.grid, child.block), dev.memory, params, max_steps, stats, env)
 
     cdp.complete(runtime, run_grid)
+
+
+def _trap_hint(module, is_cooperative: bool) -> str:
+    """``cooperative.trap_hint``, kept with the module (it scans every instruction: 0.4 ms a
+    launch for a numba kernel with libdevice's functions)."""
+    key = ("trap hint", bool(is_cooperative))
+    hint = module._programs.get(key)
+    if hint is None:
+        hint = module._programs[key] = cooperative.trap_hint(module.ir, is_cooperative)
+    return hint
 
 
 def _program(kernel, dev, shared_mem: int, backend: HostBackend):

@@ -93,9 +93,10 @@ def trap_hint(module: ir.Module, cooperative: bool) -> str:
 
 
 def environment(memory: DeviceMemory, module: ir.Module, cooperative: bool,
-                runtime: object | None = None) -> tuple[Environment, Allocation | None]:
-    """The launch environment, and the workspace allocation the caller frees after the launch."""
+                runtime: object | None = None, hint: str | None = None) -> tuple[Environment, Allocation | None]:
+    """The launch environment, and the workspace allocation the caller frees after the launch;
+    ``hint``: ``trap_hint(module, cooperative)`` when the caller keeps it (it scans the module)."""
     ws = workspace(memory) if cooperative else None
     env = Environment(envreg_values(ws.base if ws is not None else None), cooperative,
-                      trap_hint(module, cooperative), runtime)
+                      trap_hint(module, cooperative) if hint is None else hint, runtime)
     return env, ws
