@@ -168,3 +168,43 @@ def test_ptxvm_simd_0_turns_the_path_off(monkeypatch):
         k = ptxvm.Module(OOB.replace("ld.global.u32 %r2, [%rd3];\n", "mov.u32 %r2, 1;\n"), "off.ptx")["k"]
     stats = _run(k, (1,), (32,), (np.zeros(32, np.uint32),), "cpu")
     assert stats.host_driver != MODE and "PTXVM_SIMD=0" in stats.host_driver
+
+
+STRIDED = """
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 x, .param .u64 y)
+{
+  .reg .pred %p<2>;
+  .reg .b32 %r<6>;
+  .reg .b64 %rd<6>;
+  ld.param.u64 %rd1, [x];
+  ld.param.u64 %rd4, [y];
+  mov.u32 %r1, %tid.x;
+  mul.lo.s32 %r2, %r1, 3;
+  and.b32 %r2, %r2, 63;              // a permuted, non-contiguous lane order
+  mul.wide.u32 %rd2, %r2, 4;
+  add.s64 %rd3, %rd1, %rd2;
+  ld.global.u32 %r3, [%rd3];
+  setp.lt.u32 %p1, %r1, 50;
+  @%p1 bra SKIP;                     // a partial warp stores
+  add.s64 %rd5, %rd4, %rd2;
+  st.global.u32 [%rd5], %r3;
+SKIP:
+  ret;
+}
+"""
+
+
+def test_gathers_and_partial_scatters_match_the_interpreter():
+    k = ptxvm.Module(STRIDED, "strided.ptx")["k"]
+    x = _i32(64)
+    want, got = np.zeros(64, np.int32), np.zeros(64, np.int32)
+    _run(k, (1,), (64,), (x, want), "interp")
+    stats = _run(k, (1,), (64,), (x, got), "cpu")
+    assert stats.host_driver == MODE
+    expect = np.zeros(64, np.int32)
+    for t in range(50, 64):
+        expect[(3 * t) & 63] = x[(3 * t) & 63]
+    assert np.array_equal(want, expect) and np.array_equal(got, expect)

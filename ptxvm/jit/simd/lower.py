@@ -75,7 +75,6 @@ class WarpLowering:
         self.regs: dict[str, tuple[ir.Value, ScalarType]] = {}
         self._slots: dict[ir.IntType, ir.Value] = {}
         self.ptr_slot = self.b.alloca(V.I64V, name="ptrs")
-        self.scratch = self.b.alloca(I64, name="scratch")
         self.ins: ptx.Instruction | None = None
         self.loc: tuple[int, int, int] | None = None
 

@@ -6,10 +6,12 @@ and faults at the first bad lane, with the per-thread report the scalar path giv
 executor builds it from the record the driver writes).  Shared addresses are checked per lane in
 vector form.  The ``.param`` block is read uniformly (its offsets are constants).  A full warp's
 contiguous access is one vector load or store; any other is 32 scalar accesses on addresses the
-check has cleared (inactive lanes borrow an active lane's address for loads and a scratch slot
-for stores, so nothing unchecked is touched)."""
+check has cleared (inactive lanes borrow an active lane's address for loads; stores skip them),
+so nothing unchecked is touched."""
 
 from __future__ import annotations
+
+from contextlib import contextmanager
 
 from llvmlite import ir
 
@@ -95,18 +97,36 @@ def checked_pointers(S, ins: ptx.Instruction, space: str, addrs: ir.Value, size:
     return b.select(mask, p, V.splat(b, b.extract_element(p, V.first_lane(b, mask))))
 
 
+@contextmanager
+def _lanes(S):
+    """``for lane in range(32)`` as an IR loop (not unrolled: the slow paths stay small)."""
+    b = S.b
+    pre = b.block
+    head, body, done = S.new_block("lane_head"), S.new_block("lane_body"), S.new_block("lane_done")
+    b.branch(head)
+    b.position_at_end(head)
+    i = b.phi(I32)
+    i.add_incoming(I32(0), pre)
+    b.cbranch(b.icmp_unsigned("<", i, I32(V.WARP)), body, done)
+    b.position_at_end(body)
+    yield i
+    i.add_incoming(b.add(i, I32(1)), b.block)
+    b.branch(head)
+    b.position_at_end(done)
+
+
 def _slow_lanes(S, site, a, mis, mask, size, code, slot) -> None:
     """Lane by lane, in lane order: the first misaligned or unmapped active lane faults."""
     b = S.b
-    for i in range(V.WARP):
-        with b.if_then(b.extract_element(mask, I32(i))):
-            addr = b.extract_element(a, I32(i))
-            with b.if_then(b.extract_element(mis, I32(i)), likely=False):
-                S.fault(I32(i), site, addr, I32(L.FaultKind.MISALIGNED), I32(size), code)
+    with _lanes(S) as i:
+        with b.if_then(b.extract_element(mask, i)):
+            addr = b.extract_element(a, i)
+            with b.if_then(b.extract_element(mis, i), likely=False):
+                S.fault(i, site, addr, I32(L.FaultKind.MISALIGNED), I32(size), code)
             host = b.call(S.gcheck, [S.ctx, addr, I64(size)])
             with b.if_then(b.icmp_unsigned("==", host, I64(0)), likely=False):
-                S.fault(I32(i), site, addr, I32(L.FaultKind.BOUNDS), I32(size), code)
-            b.store(b.insert_element(b.load(slot), host, I32(i)), slot)
+                S.fault(i, site, addr, I32(L.FaultKind.BOUNDS), I32(size), code)
+            b.store(b.insert_element(b.load(slot), host, i), slot)
 
 
 def _contiguous(S, ptrs: ir.Value, size: int, mask: ir.Value) -> tuple[ir.Value, ir.Value]:
@@ -157,10 +177,9 @@ def scatter(S, ptrs: ir.Value, value: ir.Value, mask: ir.Value) -> None:
         with then:
             b.call(_masked(b, "store", value.type), [value, b.inttoptr(p0, ir.PointerType(value.type)), I32(1), mask])
         with other:
-            scratch = b.ptrtoint(S.scratch, I64)
-            for i in range(V.WARP):           # in lane order: a later lane's store wins, as the interpreter's
-                p = b.select(b.extract_element(mask, I32(i)), b.extract_element(ptrs, I32(i)), scratch)
-                b.store(b.extract_element(value, I32(i)), b.inttoptr(p, ir.PointerType(ity)), align=1)
-
+            with _lanes(S) as i:      # in lane order: a later lane's store wins, as the interpreter's
+                with b.if_then(b.extract_element(mask, i)):
+                    p = b.inttoptr(b.extract_element(ptrs, i), ir.PointerType(ity))
+                    b.store(b.extract_element(value, i), p, align=1)
 
 __all__ = ["I8", "add_global_check", "checked_pointers", "gather", "scatter"]
