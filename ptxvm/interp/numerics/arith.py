@@ -148,9 +148,11 @@ def ffma(a, b, c, rnd="rn", ftz=False, sat=False):
     dt, (a, b, c) = prep(a, b, c, ftz=ftz)
     a64, b64, c64 = a.astype(F64), b.astype(F64), c.astype(F64)
     if dt == F32 and rnd == "rn" and not ftz and not sat:
-        fast = _ffma32_rn(a64, b64, c64)
-        if fast is not None:
-            return fast
+        r, ok = _ffma32_rn(a64, b64, c64)
+        if not ok.all():                 # zero sums, non-finite values: the exact path, those lanes only
+            slow = ~ok
+            r[slow] = finish(_ffma32_exact(a64[slow], b64[slow], c64[slow], rnd), dt, a[slow], b[slow], c[slow])
+        return r
     if dt == F64:
         if rnd != "rn":
             return finish(_ffma64_exact(a64, b64, c64, rnd), dt, a, b, c, ftz=ftz, sat=sat)
@@ -159,6 +161,11 @@ def ffma(a, b, c, rnd="rn", ftz=False, sat=False):
             slow = ~ok
             r[slow] = _ffma64_exact(a64[slow], b64[slow], c64[slow], rnd)
         return finish(r, dt, a, b, c, ftz=ftz, sat=sat)
+    return finish(_ffma32_exact(a64, b64, c64, rnd), dt, a, b, c, ftz=ftz, sat=sat)
+
+
+def _ffma32_exact(a64, b64, c64, rnd):
+    """fma.rnd.f32 for every input, as f64 values before the NaN/.ftz/.sat rules."""
     fin = np.isfinite(a64) & np.isfinite(b64) & np.isfinite(c64)
     naive = _naive_fma(a64, b64, c64)
     p = a64 * b64  # exact
@@ -166,8 +173,7 @@ def ffma(a, b, c, rnd="rn", ftz=False, sat=False):
     nz = fin & (s != 0)
     r = round_to_f32(np.where(nz, s, 1.0), np.where(nz, _sign(e), 0), rnd).astype(F64)
     zneg = zero_sum_sign(p, c64, rnd)
-    r = np.where(nz, r, np.where(fin, _zero(zneg), naive))
-    return finish(r, dt, a, b, c, ftz=ftz, sat=sat)
+    return np.where(nz, r, np.where(fin, _zero(zneg), naive))
 
 
 def _naive_fma(a64, b64, c64):
@@ -222,29 +228,26 @@ def _ffma64_rn(a, b, c):
 
 
 def _ffma32_rn(a64, b64, c64):
-    """fma.rn.f32 the cheap way, or None when a special case needs the general path.
+    """fma.rn.f32 the cheap way: (result, ok), the result right on the lanes where ``ok``.
 
     a*b is exact in f64 (48-bit product) and s + e == a*b + c exactly (TwoSum). Rounding s
     to f32 is already right unless s lies exactly on an f32 midpoint (midpoints are f64
     values, and |e| <= half an f64 ulp cannot carry the true sum across one); there the
     sign of e decides, and e == 0 keeps ties-to-even. Non-finite inputs or results, and
-    zero sums (whose sign has rules of its own), go to the general path.
+    zero sums (whose sign has rules of its own), are not ``ok``: the general path's.
     """
     p = a64 * b64
     s, e = two_sum(p, c64)
     r = s.astype(F32)
-    if not np.isfinite(r).all() or not (s != 0).all() or not np.isfinite(p).all():
-        return None
     back = r.astype(F64)
     d = s - back                                             # exact: both near each other
     nb = np.where(d > 0, np.nextafter(r, np.float32(np.inf)), np.nextafter(r, np.float32(-np.inf)))
-    if not np.isfinite(nb).all():
-        return None
-    tie = (d != 0) & (d == nb.astype(F64) - s)
+    ok = np.isfinite(r) & (s != 0) & np.isfinite(p) & np.isfinite(nb)
+    tie = ok & (d != 0) & (d == nb.astype(F64) - s)
     if tie.any():
         toward = np.where(e > 0, np.maximum(r, nb), np.minimum(r, nb))
         r = np.where(tie & (e != 0), toward, r)
-    return r
+    return r, ok
 
 
 def fmad(a, b, c, rnd="rn", ftz=False, sat=False):
