@@ -261,4 +261,8 @@ def _movmatrix(ctx: CompileContext, ins: ir.Instruction):
         w(b, flat, (t[..., 0] | (t[..., 1] << np.uint64(16))).astype(np.uint32).reshape(-1))
     return run, 0, -1
 
-from . import matrix_sparse  # noqa: E402,F401  (registers mma.sp, PTX ISA §9.7.14.6)
+
+@impl("mma.sp", "mma.sp::ordered_metadata")
+def _mma_sp(ctx: CompileContext, ins: ir.Instruction):
+    from .matrix_sparse import build           # (§9.7.14.6; imports this module's helpers)
+    return build(ctx, ins)

@@ -19,7 +19,6 @@ from ...ir import nodes as ir
 from ...ir.types import ScalarType
 from ...machine import fragments as F
 from ..program import CompileContext, reader
-from . import impl
 from .control import _Trap
 from .matrix import _fragments, mma_layouts, mma_types, product
 from .tensor_regs import bad, check_regs, frag_reader, frag_writer, from_matrix, to_matrix, warps_of
@@ -56,7 +55,8 @@ def positions(fields: np.ndarray, slots: np.ndarray, chunk: int, ordered: bool) 
     return np.where(slots == 1, hi, lo), (lo < hi) if ordered else (lo != hi)
 
 
-def _build(ctx: CompileContext, ins: ir.Instruction):
+def build(ctx: CompileContext, ins: ir.Instruction):
+    """The run closure of an mma.sp / mma.sp::ordered_metadata (registered in ops.matrix)."""
     shape, types, meta = sparse_form(ctx, ins)
     fa, fb, fc, fd = _fragments(ins, "mma.sp", shape, types)
     ra = frag_reader(ctx, ins, ins.operands[1], fa, "the A fragment")
@@ -88,13 +88,3 @@ def _build(ctx: CompileContext, ins: ir.Instruction):
                     c.reshape(warps * m, 1, n)).reshape(warps, m, n)
         wd(b, wl, from_matrix(fd, d))
     return run, 0, -1
-
-
-@impl("mma.sp")
-def _mma_sp(ctx: CompileContext, ins: ir.Instruction):
-    return _build(ctx, ins)
-
-
-@impl("mma.sp::ordered_metadata")
-def _mma_sp_ordered(ctx: CompileContext, ins: ir.Instruction):
-    return _build(ctx, ins)

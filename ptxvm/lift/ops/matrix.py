@@ -349,4 +349,8 @@ def _movmatrix(fl: FunctionLowering, ins: ptx.Instruction) -> None:
     fl.write(dst, ScalarType.B32, b.trunc(b.or_(halves[0], b.shl(halves[1], I64(16))), I32))
 
 
-from . import matrix_sparse  # noqa: E402,F401  (registers mma.sp, PTX ISA §9.7.14.6)
+
+@lowers("mma.sp", "mma.sp::ordered_metadata")
+def _mma_sp(fl: FunctionLowering, ins: ptx.Instruction) -> None:
+    from .matrix_sparse import lower           # (§9.7.14.6; imports this module's helpers)
+    lower(fl, ins)

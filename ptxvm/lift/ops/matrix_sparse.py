@@ -18,7 +18,6 @@ from ...ir import nodes as ptx
 from ...ir.types import ScalarType
 from ...machine import fragments as F
 from ..function import I32, I64, FunctionLowering
-from . import lowers
 from .matrix import _accumulate as accumulate  # mma's one accumulation rule per type (one source)
 from .matrix import mma_layouts
 from .matrix import _mma_types as mma_types
@@ -74,7 +73,8 @@ def _check_own(fl: FunctionLowering, ins: ptx.Instruction, meta: F.SparseMeta, m
     b.position_at_end(ok)
 
 
-def _lower(fl: FunctionLowering, ins: ptx.Instruction) -> None:
+def lower(fl: FunctionLowering, ins: ptx.Instruction) -> None:
+    """Lower an mma.sp / mma.sp::ordered_metadata (registered in ops.matrix)."""
     shape, types, meta, (fa, fb, fc, fd) = _form(fl, ins)
     rd, ra, rb, rc = (regs_of(fl, ins, ins.operands[i], f.regs, f.reg_bits, f"the {w} fragment")
                       for i, f, w in ((0, fd, "D"), (1, fa, "A"), (2, fb, "B"), (3, fc, "C")))
@@ -109,13 +109,3 @@ def _lower(fl: FunctionLowering, ins: ptx.Instruction) -> None:
         out.append(accumulate(fl, ins, types, operand, c_vals[e], half))
     for r, v in zip(rd, pack_regs(fl, fd, out)):
         fl.write(r, reg_type(fd), v)
-
-
-@lowers("mma.sp")
-def _mma_sp(fl: FunctionLowering, ins: ptx.Instruction) -> None:
-    _lower(fl, ins)
-
-
-@lowers("mma.sp::ordered_metadata")
-def _mma_sp_ordered(fl: FunctionLowering, ins: ptx.Instruction) -> None:
-    _lower(fl, ins)
