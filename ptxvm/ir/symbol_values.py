@@ -1,4 +1,4 @@
-"""Where a variable's or function's name may stand as a value, as ptxas 13.0 has it.
+"""Where a variable's name or an integer literal may stand as a value, as ptxas 13.0 has it.
 
 PTX ISA §6.4.1 lets a variable's name stand for its address, but ptxas takes a *bare* name as a
 source value only in `mov` and `cvta` (not `cvta.to`), and in `mapa`/`getctarank`, whose
@@ -9,19 +9,31 @@ function's name is one anywhere: `add.u64 %rd1, f, 8` assembles). The
 address is an integer, so `mov.f32 %f1, G` is refused too ("Arguments mismatch"; `mov.b64` of
 it is fine). And a function's input parameters are read-only: `st.param [a]` on one is "Illegal
 to write to function input parameter" (a kernel's parameters and a `.func`'s inputs, not its
-return parameters). The verifier reports each as a located diagnostic.
+return parameters). An integer literal is no .f32/.f64 operand either: `mov.f32 %f1, 0`,
+`add.f32 %f1, %f2, 1`, `setp.lt.f32 %p1, %f1, 0` are "Arguments mismatch" (write `0f00000000`,
+`1.0`), as is `mov.f32 %f1, WARP_SZ`; `mov.b32 %f1, 1` is fine. The verifier reports each as a
+located diagnostic.
 """
 
 from __future__ import annotations
 
+import struct
 from typing import Iterator
 
 from .. import isa
-from .nodes import Address, Function, Instruction, Symbol
+from .nodes import Address, Function, ImmKind, Immediate, Instruction, Symbol
 from .scopes import Scope
 from .types import ScalarType, StateSpace
 
 _TAKES_A_NAME = frozenset({"mov", "cvta", "mapa", "getctarank"})
+_FLOATS = (ScalarType.F32, ScalarType.F64)
+
+
+def _hex_float(v: int, t: ScalarType) -> str:
+    """PTX's exact spelling of float(v): 0fXXXXXXXX / 0dXXXXXXXXXXXXXXXX (§4.5.1)."""
+    if t is ScalarType.F32:
+        return "0f%08X" % struct.unpack("<I", struct.pack("<f", float(v)))[0]
+    return "0d%016X" % struct.unpack("<Q", struct.pack("<d", float(v)))[0]
 
 
 def _is_variable(sym: Symbol, scope: Scope) -> bool:
@@ -38,7 +50,14 @@ def symbol_value_problems(ins: Instruction, roles: tuple[isa.OperandRole, ...],
     op_name = ins.full_opcode
     takes_name = ins.opcode in _TAKES_A_NAME and not (ins.opcode == "cvta" and ins.mod("to"))
     for op, role, want in zip(ins.operands, roles, wants):
-        if not isinstance(op, Symbol) or role.kind is not isa.RoleKind.SRC:
+        if role.kind is not isa.RoleKind.SRC:
+            continue
+        if isinstance(op, Immediate) and op.kind is ImmKind.INT and want in _FLOATS:
+            yield (f"`{op}` is an integer constant, but `{op_name}` needs a .{want.value} operand here: "
+                   f"write a floating-point constant (`{float(op.value)!r}` or `{_hex_float(op.value, want)}`)",
+                   str(op))
+            continue
+        if not isinstance(op, Symbol):
             continue
         if not _is_variable(op, scope):
             continue

@@ -46,7 +46,9 @@ class Verifier:
         if at and src and col:
             # Operands follow the opcode: search after it (`32` must not match `mov.u32`).
             start = re.compile(r"\S*").match(src, col - 1).end()
-            m = re.compile(re.escape(at) + r"(?![\w$])").search(src, start)
+            # A number is not the tail of a name (`1` of `add.f32 %f1, %f2, 1` is the last one).
+            lead = r"(?<![\w$%.])" if at[:1].isdigit() else ""
+            m = re.compile(lead + re.escape(at) + r"(?![\w$])").search(src, start)
             if m:
                 col = m.start() + 1
         self.diags.append(Diagnostic(message, self.module.filename, line, col, src))
@@ -172,7 +174,7 @@ class Verifier:
             if ins.opcode.startswith("wgmma."):
                 self._check_wgmma_target(ins)
             self._shape(ins, d, scope, ctx)
-            if ins.opcode == "st" or any(type(o) is Symbol for o in ins.operands):
+            if ins.opcode == "st" or any(type(o) in (Symbol, Immediate) for o in ins.operands):
                 roles = d.form.operands
                 for msg, at in symbol_value_problems(ins, roles, [_role_type(r, d) for r in roles], scope, ctx.fn):
                     self.error(msg, ins.span, at=at)

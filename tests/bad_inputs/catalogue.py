@@ -209,10 +209,9 @@ CASES: list[Case] = [
     Case("nested_call_parens", kernel("call ((%r2));"), PtxSyntaxError,
          ((L, 7, "`(` cannot appear inside a `()` list; elements are registers, constants, names or `_`"),)),
     Case("immediate_in_vector_destination", kernel("ld.global.v2.f32 {%f1, 1}, [%rd1];"), PtxSemanticError,
-         ((L, 24, "vector destination element `1` of `ld.global.v2.f32` must be a register or `_`"),),
-         xfail_diags="the column is 10:19, the first element `%f1` (the start of the `{}` list's "
-                     "contents), not the offending element `1` at 10:24; likewise `mov.b64 {%r1, 5}, "
-                     "%rd1;` points at `%r1` (10:10), not at `5` (10:15)"),
+         ((L, 24, "vector destination element `1` of `ld.global.v2.f32` must be a register or `_`"),)),
+    Case("immediate_in_packed_mov_destination", kernel("mov.b64 {%r1, 5}, %rd1;"), PtxSemanticError,
+         ((L, 15, "vector destination element `5` of `mov.b64` must be a register or `_`"),)),
     Case("pair_as_source", kernel("mov.u32 %r1, %r2|%p1;"), PtxSemanticError,
          ((L, 14, "`mov.u32` has no `|p` predicate destination"),)),
     Case("pair_as_shfl_source", kernel("shfl.sync.down.b32 %r1, %r2|%p1, 1, 31, -1;"), PtxSemanticError,

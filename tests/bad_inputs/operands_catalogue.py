@@ -59,4 +59,10 @@ CASES = [
          ((10, 15, f"`st.param.u32` writes `k_p0`, an input parameter of kernel `k`: {READ_ONLY}"),)),
     Case("store_into_func_input", HEADER + ".func f(.param .b32 a)\n{\nst.param.b32 [a], 1;\nret;\n}\n",
          PtxSemanticError, ((6, 15, f"`st.param.b32` writes `a`, an input parameter of function `f`: {READ_ONLY}"),)),
+    Case("integer_for_f32", kernel("add.f32 %f1, %f2, 1;"), PtxSemanticError,
+         ((10, 19, "`1` is an integer constant, but `add.f32` needs a .f32 operand here: write a floating-point "
+                   "constant (`1.0` or `0f3F800000`)"),)),
+    Case("warp_sz_for_f32", kernel("mov.f32 %f1, WARP_SZ;"), PtxSemanticError,
+         ((10, 1, "`32` is an integer constant, but `mov.f32` needs a .f32 operand here: write a floating-point "
+                  "constant (`32.0` or `0f42000000`)"),)),
 ]

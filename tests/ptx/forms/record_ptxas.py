@@ -28,8 +28,6 @@ OUT = Path(__file__).resolve().parents[2] / "data" / "ptxas_forms.json"
 
 # name -> why ptxvm's verdict differs from ptxas's (kept until ptxvm agrees).
 DISAGREEMENTS: dict[str, str] = {
-    "warp_sz/f32": "immediate-type rule: ptxvm takes an integer constant for a .f32 mov (ptxas: "
-                   "'Arguments mismatch'); not special to WARP_SZ, `mov.f32 %f1, 32;` is the same",
     "const/float_sum": "floating-point constant expressions (`1.0+2.0`) are not folded by ptxvm",
     "vecreg/mov_v2": "isa/instructions.toml has no .v2/.v4 form of mov (PTX ISA §9.7.9.1 has mov.v2/.v4)",
 }
@@ -338,7 +336,8 @@ CALLS = {
 
 
 # A bare variable or function name as a value (ptxvm/ir/symbol_values.py): ptxas takes one only
-# in mov/cvta/mapa/getctarank, never as a float; `sym+imm` anywhere; no store into an input param.
+# in mov/cvta/mapa/getctarank, never as a float; `sym+imm` anywhere; no store into an input param;
+# and an integer literal as a float operand.
 SYMBOL_VALUES = {
     "mov": "mov.u64 %rd2, arr;", "mov_param": "mov.u64 %rd2, out;", "mov_u32_shared": "mov.u32 %r1, sh;",
     "mov_func": "mov.u64 %rd2, k;", "mov_b64_into_f64": "mov.b64 %fd1, arr;",
@@ -355,6 +354,12 @@ SYMBOL_VALUES = {
     "st_param_input": "st.param.u64 [out], %rd1;", "st_param_input_offset": "st.param.u32 [out+4], %r1;",
     "st_param_input_imm": "st.param.u64 [out], 5;", "st_param_through_reg": "mov.u64 %rd2, out;\nst.param.u64 [%rd2], %rd1;",
     "ld_param_through_reg": "mov.u64 %rd2, out;\nld.param.u64 %rd3, [%rd2];",
+    # integer literals are no .f32/.f64 operands (hex and decimal floats are)
+    "int_mov_f32": "mov.f32 %f1, 0;", "int_add_f32": "add.f32 %f1, %f2, 1;", "int_setp_f32": "setp.lt.f32 %p1, %f1, 0;",
+    "int_mov_f64": "mov.f64 %fd1, -3;", "int_fma_f32": "fma.rn.f32 %f1, %f2, 2, %f3;", "int_max_f32": "max.f32 %f1, %f2, 0;",
+    "int_selp_f32": "selp.f32 %f1, 1, %f2, %p1;", "int_mov_b32_into_f32": "mov.b32 %f1, 1;",
+    "int_cvt_from_s32": "cvt.rn.f32.s32 %f1, 5;", "float_add_f32": "add.f32 %f1, %f2, 1.0;",
+    "hex_float_mov_f32": "mov.f32 %f1, 0f3F800000;", "int_expr_mov_f32": "mov.f32 %f1, 2*3;",
 }
 SYMBOL_PRELUDE = ".reg .f64 %fd<2>;\n.shared .align 8 .u32 sh[4];\n"
 
