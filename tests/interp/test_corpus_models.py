@@ -103,7 +103,7 @@ def test_trap_on_negative(executor):
     assert e.value.thread == (37, 0, 0)
 
 
-@pytest.mark.parametrize("stem", ["cub_block", "cub_warp", "cub_sort_hist", "cub_device"])
+@pytest.mark.parametrize("stem", ["cub_block", "cub_warp", "cub_sort_hist", "cub_device", "thrust_algos"])
 def test_cub_empty_kernel_runs_and_writes_nothing(executor, stem):
     """CUB's EmptyKernel<void> (emitted into every file including CUB, used to query the PTX
     version): no parameters, no effect."""
