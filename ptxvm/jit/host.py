@@ -39,14 +39,21 @@ class HostWarpView(WarpView):
     def __init__(self, xchg: ir.Value, mask: ir.Value, lane: ir.Value) -> None:
         self.xchg, self.mask, self.lane = xchg, mask, lane
 
-    def value(self, b: ir.IRBuilder, lane: ir.Value, slot: int) -> ir.Value:
+    def _slot(self, b: ir.IRBuilder, lane: ir.Value, slot: int) -> ir.Value:
         idx = b.add(b.mul(b.zext(lane, I64), I64(L.OUT_SLOTS * 8)), I64(slot * 8))
-        return b.load(b.bitcast(b.gep(self.xchg, [idx]), I64P))
+        return b.bitcast(b.gep(self.xchg, [idx]), I64P)
+
+    def value(self, b: ir.IRBuilder, lane: ir.Value, slot: int) -> ir.Value:
+        return b.load(self._slot(b, lane, slot))
+
+    def store(self, b: ir.IRBuilder, lane: ir.Value, slot: int, value: ir.Value) -> None:
+        b.store(value, self._slot(b, lane, slot))
 
 
 class HostHooks(CheckedMemory, TargetHooks):
     name = "host"
     orders_accesses_in_lowering = True   # ordered accesses are LLVM atomics (CTAs run concurrently)
+    warp_lanes_in_turn = True            # a round runs each runnable thread in turn (jit/driver.py)
     # printf and the device runtime's calls stop the thread (the executor prints, allocates, queues).
     stopping_builtins = frozenset({"vprintf"}) | frozenset(cdp.ENTRY_POINTS)
     extra_builtins = frozenset(cdp.ENTRY_POINTS) | frozenset(cdp.REFUSED)

@@ -34,6 +34,9 @@ class TargetHooks:
     extra_builtins: frozenset[str] = frozenset()
     triple = ""
     data_layout = ""
+    # The lanes of a warp run one after another between warp exchanges (a state machine, the
+    # host JIT), so one lane may compute a warp-wide result into the exchange (WarpView.store).
+    warp_lanes_in_turn = False
 
     # -- kernel ABI -----------------------------------------------------------------
     def kernel_signature(self) -> ir.FunctionType:
@@ -182,6 +185,11 @@ class WarpView:
     lane: ir.Value          # i32: this lane's id
 
     def value(self, b: ir.IRBuilder, lane: ir.Value, slot: int) -> ir.Value:   # i64
+        raise NotImplementedError
+
+    def store(self, b: ir.IRBuilder, lane: ir.Value, slot: int, value: ir.Value) -> None:
+        """Overwrite lane ``lane``'s published ``slot`` (i64) for the lanes still to run: only
+        on targets with ``TargetHooks.warp_lanes_in_turn``."""
         raise NotImplementedError
 
     def ballot(self, b: ir.IRBuilder, slot: int) -> ir.Value | None:

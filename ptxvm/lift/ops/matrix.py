@@ -4,7 +4,8 @@
 The same semantics as the interpreter's interp/ops/matrix.py, from the same layouts
 (ptxvm.machine.fragments) and the same accumulation rule per type (isa/instructions.toml):
 products exact, the sum in the accumulator type in k order, one rounding per step. A and B
-cross the warp in one exchange (ops.matrix_frag); each lane computes its own D elements. A
+cross the warp in one exchange (ops.matrix_frag); each lane computes its own D elements (where
+the lanes run in turn, the host JIT, one lane computes the warp's: ops.matrix_warp). A
 partial warp, or a wmma address or stride that differs between lanes, traps (the ISA leaves
 both undefined); so does an ldmatrix/stmatrix row address that is not 16-byte aligned.
 """
@@ -21,6 +22,7 @@ from . import lowers
 from .matrix_frag import (DOUBLE, HALF, MmaOperands, Published, as_float, as_half_bits, as_int, coord_table,
                           elements, full_warp_check, lane_coord, load_element, matrix_local, needed_regs, pack_regs,
                           reg_type, regs_of, uniform_check)
+from .matrix_warp import lower_once
 from .memory import space_of
 
 
@@ -141,6 +143,8 @@ def _lower_mma(fl: FunctionLowering, ins: ptx.Instruction, op: str, shape: str, 
         mma = MmaOperands(op, shape, tuple(types), (fa, fb, fc, fd), (ra, rb, rc, rd), sat)
         if fl.hooks.matrix_mma(fl, ins, mma):        # the target's matrix instructions
             return
+    if lower_once(fl, ins, types, (fa, fb, fc, fd), (ra, rb, rc, rd), _accumulate):
+        return                                       # one lane computes the warp's D (host JIT)
     # C crosses the warp too where its layout is not D's (m8n8k4: an f16 C with an f32 D).
     same_c = (fc.coords == fd.coords).all()
     groups = [(fa, list(ra[:needed_regs(fa)])), (fb, list(rb[:needed_regs(fb)]))]
