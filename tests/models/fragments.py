@@ -110,6 +110,7 @@ def mma_layout(shape: str, role: str, elem: str) -> np.ndarray:
 
 
 # mma.sync combinations (§9.7.14.5.14) the tests run: (shape, atype, btype, ctype, dtype, sm)
+# (D and C of one type but for m8n8k4 .f16: ptxas 13 refuses the mixed pairs, tests/data/ptxas_mma_dc.json)
 MMA_CASES = [
     ("m8n8k4", "f64", "f64", "f64", "f64", 80),
     ("m16n8k4", "tf32", "tf32", "f32", "f32", 80),
@@ -119,11 +120,9 @@ MMA_CASES = [
     ("m16n8k16", "f64", "f64", "f64", "f64", 90),
     ("m16n8k8", "f16", "f16", "f32", "f32", 80),
     ("m16n8k8", "f16", "f16", "f16", "f16", 80),
-    ("m16n8k8", "f16", "f16", "f16", "f32", 80),
     ("m16n8k8", "bf16", "bf16", "f32", "f32", 80),
     ("m16n8k16", "f16", "f16", "f32", "f32", 80),
     ("m16n8k16", "f16", "f16", "f16", "f16", 80),
-    ("m16n8k16", "f16", "f16", "f32", "f16", 80),
     ("m16n8k16", "bf16", "bf16", "f32", "f32", 80),
     ("m8n8k16", "s8", "s8", "s32", "s32", 80),
     ("m8n8k16", "u8", "s8", "s32", "s32", 80),
