@@ -323,30 +323,36 @@ class WarpLowering:
         b.cbranch(V.any_(b, m), go, skip)
         b.position_at_end(go)
         if ins.opcode == "ld" and space == "param":
-            value = self._param(ins, ity)
+            value = self._param(ins, ity, m)
         elif ins.opcode == "ld":
-            ptrs = M.checked_pointers(self, ins, space, self.address(ins.operands[1]), size, m, False)
-            value = M.gather(self, ptrs, ity, m)
+            c = M.checked_pointers(self, ins, space, self.address(ins.operands[1]), size, m, False)
+            c.fault_rest(self)        # a load's completed lanes change nothing a fault report shows
+            value = M.gather(self, c.ptrs, ity, m)
         else:
-            ptrs = M.checked_pointers(self, ins, space, self.address(ins.operands[0]), size, m, True)
+            c = M.checked_pointers(self, ins, space, self.address(ins.operands[0]), size, m, True)
             v = self.read(ins.operands[1], t)
             if not isinstance(v.type.element, ir.IntType):
                 v = b.bitcast(v, V.vt(ity))
-            M.scatter(self, ptrs, V.resize(b, v, ity.width, False), m)
+            with b.if_then(V.any_(b, c.ok)):
+                M.scatter(self, c.ptrs, V.resize(b, v, ity.width, False), c.ok)
+            c.fault_rest(self)        # the in-range lanes stored first, as the interpreter's rule
         if ins.opcode == "ld":
             self.write(ins.operands[0], t, value, m)
         b.branch(skip)
         b.position_at_end(skip)
 
-    def _param(self, ins: ptx.Instruction, ity: ir.IntType) -> ir.Value:
+    def _param(self, ins: ptx.Instruction, ity: ir.IntType, m) -> ir.Value:
         """A kernel parameter: one checked load for the warp, broadcast."""
         b = self.b
         a = ins.operands[1]
         off = self.layout.params[a.base.name] + a.offset
         size = ity.width // 8
         site = self.site(ins)
-        with b.if_then(b.icmp_unsigned(">", I64(off + size), self.ctx_slot(L.X_PARAM_SIZE)), likely=False):
-            self.fault(I32(0), site, I64(off), I32(L.FaultKind.BOUNDS), I32(size), L.Space.PARAM)
+        # A negative offset (``[p+-8]``) is below the block: it faults like any other overrun,
+        # in the first active lane (the thread the per-thread path reports).
+        beyond = I1(1) if off < 0 else b.icmp_unsigned(">", I64(off + size), self.ctx_slot(L.X_PARAM_SIZE))
+        with b.if_then(beyond, likely=False):
+            self.fault(V.first_lane(b, m), site, I64(off), I32(L.FaultKind.BOUNDS), I32(size), L.Space.PARAM)
         p = b.gep(b.inttoptr(self.ctx_slot(L.X_PARAMS), I8P), [I64(off)])
         return V.splat(b, b.load(b.bitcast(p, ir.PointerType(ity)), align=1))
 

@@ -12,6 +12,7 @@ so nothing unchecked is touched."""
 from __future__ import annotations
 
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 from llvmlite import ir
 
@@ -45,7 +46,10 @@ def add_global_check(llmod: ir.Module) -> ir.Function:
     base = b.load(b.gep(allocs, [entry_i]))
     end = b.load(b.gep(allocs, [b.add(entry_i, I64(1))]))
     host = b.load(b.gep(allocs, [b.add(entry_i, I64(2))]))
-    out = b.or_(b.icmp_unsigned("<", address, base), b.icmp_unsigned(">", b.add(address, size), end))
+    last = b.add(address, size)
+    # ``last < address``: the range wraps past 2^64 (a warp spanning a valid lane and one near the top).
+    out = b.or_(b.or_(b.icmp_unsigned("<", address, base), b.icmp_unsigned(">", last, end)),
+                b.icmp_unsigned("<", last, address))
     b.cbranch(out, bad, ok3)
     b.position_at_end(ok3)
     b.ret(b.add(host, b.sub(address, base)))
@@ -61,9 +65,32 @@ def _safe(S, addrs: ir.Value, mask: ir.Value) -> ir.Value:
     return b.select(mask, addrs, V.splat(b, first))
 
 
+@dataclass(frozen=True)
+class Checked:
+    """A warp access after its check: host pointers, the lanes that may access (``ok``), and the
+    lanes that fault (``bad``; the lowest is reported once the ``ok`` lanes have completed the
+    instruction, the interpreter's fault-write rule)."""
+    ptrs: ir.Value
+    ok: ir.Value
+    bad: ir.Value
+    addrs: ir.Value
+    mis: ir.Value
+    site: int
+    size: int
+    code: int
+
+    def fault_rest(self, S) -> None:
+        b = S.b
+        with b.if_then(V.any_(b, self.bad), likely=False):
+            lane = V.first_lane(b, self.bad)
+            kind = b.select(b.extract_element(self.mis, lane), I32(L.FaultKind.MISALIGNED),
+                            I32(L.FaultKind.BOUNDS))
+            S.fault(lane, self.site, b.extract_element(self.addrs, lane), kind, I32(self.size), self.code)
+
+
 def checked_pointers(S, ins: ptx.Instruction, space: str, addrs: ir.Value, size: int, mask: ir.Value,
-                     write: bool) -> ir.Value:
-    """Host addresses (``<32 x i64>``) of a warp's access, after its check (faults leave)."""
+                     write: bool) -> Checked:
+    """Host addresses (``<32 x i64>``) of a warp's access and the lanes it may touch."""
     b = S.b
     site = S.site(ins)
     a = _safe(S, addrs, mask)
@@ -74,11 +101,17 @@ def checked_pointers(S, ins: ptx.Instruction, space: str, addrs: ir.Value, size:
         limit = S.layout.shared_bytes
         oob = b.icmp_unsigned(">", a, V.const(I64, limit - size)) if limit >= size else V.const(I1, 1)
         bad = b.and_(b.or_(mis, oob), mask)
-        with b.if_then(V.any_(b, bad), likely=False):
-            lane = V.first_lane(b, bad)
-            kind = b.select(b.extract_element(mis, lane), I32(L.FaultKind.MISALIGNED), I32(L.FaultKind.BOUNDS))
-            S.fault(lane, site, b.extract_element(a, lane), kind, I32(size), code)
-        return b.add(a, V.splat(b, S.shared_base))
+        p = b.add(a, V.splat(b, S.shared_base))
+    else:
+        p, bad = _global(S, a, mis, mask, size)
+    ok = b.and_(mask, b.not_(bad))
+    # Lanes that may not access borrow an accessing lane's pointer (only used when one exists).
+    first = b.extract_element(p, b.select(V.any_(b, ok), V.first_lane(b, ok), I32(0)))
+    return Checked(b.select(ok, p, V.splat(b, first)), ok, bad, a, mis, site, size, code)
+
+
+def _global(S, a, mis, mask, size) -> tuple[ir.Value, ir.Value]:
+    b = S.b
     lo, hi = V.reduce(b, "umin", a), V.reduce(b, "umax", a)
     # One allocation holds [lo, hi + size): one lookup for the whole warp.
     fast_host = b.call(S.gcheck, [S.ctx, lo, b.add(b.sub(hi, lo), I64(size))])
@@ -90,11 +123,12 @@ def checked_pointers(S, ins: ptx.Instruction, space: str, addrs: ir.Value, size:
     b.store(b.add(a, V.splat(b, b.sub(fast_host, lo))), slot)
     b.branch(done)
     b.position_at_end(slow_blk)
-    _slow_lanes(S, site, a, mis, mask, size, code, slot)
+    _slow_lanes(S, a, mask, size, slot)
     b.branch(done)
     b.position_at_end(done)
     p = b.load(slot)
-    return b.select(mask, p, V.splat(b, b.extract_element(p, V.first_lane(b, mask))))
+    bad = b.and_(mask, b.or_(mis, b.icmp_unsigned("==", p, V.const(I64, 0))))
+    return p, bad
 
 
 @contextmanager
@@ -115,17 +149,13 @@ def _lanes(S):
     b.position_at_end(done)
 
 
-def _slow_lanes(S, site, a, mis, mask, size, code, slot) -> None:
-    """Lane by lane, in lane order: the first misaligned or unmapped active lane faults."""
+def _slow_lanes(S, a, mask, size, slot) -> None:
+    """Lane by lane: each active lane's host address, 0 where it is unmapped."""
     b = S.b
+    b.store(V.const(I64, 0), slot)
     with _lanes(S) as i:
         with b.if_then(b.extract_element(mask, i)):
-            addr = b.extract_element(a, i)
-            with b.if_then(b.extract_element(mis, i), likely=False):
-                S.fault(i, site, addr, I32(L.FaultKind.MISALIGNED), I32(size), code)
-            host = b.call(S.gcheck, [S.ctx, addr, I64(size)])
-            with b.if_then(b.icmp_unsigned("==", host, I64(0)), likely=False):
-                S.fault(i, site, addr, I32(L.FaultKind.BOUNDS), I32(size), code)
+            host = b.call(S.gcheck, [S.ctx, b.extract_element(a, i), I64(size)])
             b.store(b.insert_element(b.load(slot), host, i), slot)
 
 
@@ -182,4 +212,4 @@ def scatter(S, ptrs: ir.Value, value: ir.Value, mask: ir.Value) -> None:
                     p = b.inttoptr(b.extract_element(ptrs, i), ir.PointerType(ity))
                     b.store(b.extract_element(value, i), p, align=1)
 
-__all__ = ["I8", "add_global_check", "checked_pointers", "gather", "scatter"]
+__all__ = ["Checked", "I8", "add_global_check", "checked_pointers", "gather", "scatter"]
