@@ -49,7 +49,9 @@ SELECTION = (
     "triton/softmax_kernel.ptx",
 )
 MAX_LINES = 300
-TIME_LIMIT = 5.0
+# A hang guard, not a speed goal (those live in benchmarks/): one parse takes milliseconds, but a
+# loaded 2-core CI worker with a large heap has paused one for 5.3 s (a collector pass).
+TIME_LIMIT = 30.0
 DEFAULT_MUTANTS = 300
 SLOW_MUTANTS = 5000
 
