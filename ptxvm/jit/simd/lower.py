@@ -7,7 +7,7 @@ per-lane exit and unstructured control flow all reconverge as the interpreter's 
 ``bar.sync`` ends a segment: the lanes there wait, and the warp function returns when no lane
 can run; the CTA driver (``driver``) runs the CTA's warps in turn and releases the barrier when
 every warp is waiting or done, so nothing is recorded per thread.  Registers live in allocas
-(promoted to SSA by LLVM) and in the warp's slot of a state buffer across a barrier."""
+(promoted to SSA by LLVM), written to the warp's slot of a state buffer only across a barrier."""
 
 from __future__ import annotations
 
@@ -56,6 +56,68 @@ def segments(kernel: ptx.Function) -> tuple[list[Segment], dict[str, int]]:
             if st.opcode in _ENDS:
                 segs.append(Segment([]))
     return segs, labels
+
+
+_NO_DEST = {"st", "bar", "barrier", "bra", "ret", "exit"}
+
+
+def _names(op) -> list[str]:
+    if isinstance(op, ptx.Negated):
+        return _names(op.operand)
+    if isinstance(op, ptx.Pair):
+        return _names(op.first) + _names(op.second)
+    if isinstance(op, ptx.Register):
+        return [op.name]
+    if isinstance(op, ptx.Address) and isinstance(op.base, ptx.Register):
+        return [op.base.name]
+    return []
+
+
+def live_across_barriers(kernel: ptx.Function) -> set[str]:
+    """The registers some lane may still read after a barrier: the union of the live-in sets of
+    the segments that follow a barrier (where waiting lanes resume; every other lane has exited
+    when the warp returns).  Per-lane liveness over the segment graph: a write kills only when
+    unguarded (a guarded one leaves its lanes' old values); every other register an instruction
+    names counts as read."""
+    segs, labels = segments(kernel)
+    use: list[set[str]] = []
+    kill: list[set[str]] = []
+    succ: list[set[int]] = []
+    resume: set[int] = set()
+    for k, seg in enumerate(segs):
+        u: set[str] = set()
+        d: set[str] = set()
+        nxt = {k + 1} if k + 1 < len(segs) else set()
+        for ins, _loc in seg.instructions:
+            reads = list(ins.operands[1:] if ins.opcode not in _NO_DEST else ins.operands)
+            if ins.guard is not None:
+                reads.append(ins.guard.register)
+            u |= {n for o in reads for n in _names(o)} - d
+            if ins.opcode not in _NO_DEST and ins.operands and ins.guard is None:
+                d |= set(_names(ins.operands[0])) - u
+            elif ins.opcode not in _NO_DEST and ins.operands:
+                u |= set(_names(ins.operands[0])) - d
+            if ins.opcode == "bra":
+                nxt.add(labels.get(ins.operands[0].name, k))
+                if ins.guard is None:
+                    nxt.discard(k + 1)
+            elif ins.opcode in ("ret", "exit") and ins.guard is None:
+                nxt.discard(k + 1)
+            elif ins.opcode in ("bar", "barrier") and k + 1 < len(segs):
+                resume.add(k + 1)
+        use.append(u)
+        kill.append(d)
+        succ.append(nxt)
+    live: list[set[str]] = [set() for _ in segs]
+    changed = True
+    while changed:
+        changed = False
+        for k in reversed(range(len(segs))):
+            out = set().union(*(live[j] for j in succ[k])) if succ[k] else set()
+            new = use[k] | (out - kill[k])
+            if new != live[k]:
+                live[k], changed = new, True
+    return set().union(*(live[k] for k in resume)) if resume else set()
 
 
 class WarpLowering:
@@ -124,22 +186,46 @@ class WarpLowering:
         return self.b.bitcast(self.b.gep(self.state, [I64(offset)]), ir.PointerType(t))
 
     def declare(self) -> None:
-        """Every register's home is the warp's state buffer (no copies at a barrier): PC, waiting
-        lanes, per-lane step counts, then the PTX registers, each 32 lanes of its storage type."""
+        """Each register's home is the warp's slot of the state buffer (PC, waiting lanes, per-lane
+        step counts, then the PTX registers, each 32 lanes of its storage type), but the warp
+        function works on allocas (SSA values once LLVM promotes them): the homes are read at
+        entry and written back only when the warp returns at a barrier, so a stretch without a
+        barrier keeps its registers out of memory.  A kernel without a barrier never resumes a
+        warp: its registers start undefined (as the per-thread path's allocas) and are never
+        written back; its PC, waiting lanes and step counts are still read (the driver sets them)."""
         b = self.b
-        self.pc = self._state_ptr(PC_OFF, V.vt(I32))
-        self.waiting = self._state_ptr(WAIT_OFF, V.vt(I1))
-        self.steps = self._state_ptr(STEPS_OFF, V.I64V)
+        self.resumes = any(isinstance(st, ptx.Instruction) and st.opcode in ("bar", "barrier")
+                           for st in self.kernel.body.statements)
+        kept = live_across_barriers(self.kernel) if self.resumes else set()
+        self._homes: list[tuple[ir.Value, ir.Value, bool]] = []
+
+        def home(offset: int, t: ir.Type, load: bool) -> ir.Value:
+            slot = b.alloca(t)
+            ptr = self._state_ptr(offset, t)
+            self._homes.append((slot, ptr, load))
+            if load:
+                b.store(self.ld(ptr), slot)
+            return slot
+
+        self.pc = home(PC_OFF, V.vt(I32), True)
+        self.waiting = home(WAIT_OFF, V.vt(I1), True)
+        self.steps = home(STEPS_OFF, V.I64V, True)
         at = REGS_OFF
         for d in self.kernel.body.statements:
             if isinstance(d, ptx.VarDecl) and d.space is StateSpace.REG:
                 for name in d.register_names():
                     st = storage_type(d.type)
-                    self.regs[name] = (self._state_ptr(at, V.vt(st)), d.type)
+                    self.regs[name] = (home(at, V.vt(st), name in kept), d.type)
                     at += max(st.width * V.WARP // 8, 16)
         self.state_bytes = at
         self.steps_total = b.alloca(I64, name="steps_total")
         b.store(b.load(b.gep(self.out, [I64(OUT_STEPS)])), self.steps_total)
+
+    def _save(self) -> None:
+        """The allocas back to their homes in the state buffer (the warp resumes later)."""
+        for slot, ptr, kept in self._homes:
+            if kept:
+                self.st(self.b.load(slot), ptr)
 
     def read(self, op: ptx.Operand, t: ScalarType) -> ir.Value:
         b = self.b
@@ -258,7 +344,16 @@ class WarpLowering:
         b.cbranch(V.any_(b, live), go, done)
         b.position_at_end(done)
         self._store_steps()
-        b.ret(b.select(V.any_(b, wait), I32(L.State.BARRIER), I32(0)))
+        if not self.resumes:
+            b.ret(I32(0))
+        else:
+            at_barrier, finished = self.new_block("at_barrier"), self.new_block("finished")
+            b.cbranch(V.any_(b, wait), at_barrier, finished)
+            b.position_at_end(at_barrier)
+            self._save()
+            b.ret(I32(L.State.BARRIER))
+            b.position_at_end(finished)
+            b.ret(I32(0))
         b.position_at_end(go)
         # Asked to stop (Ctrl-C, from another host thread): polled at every segment, as endless
         # loops pass here (a plain load on x86).
