@@ -25,10 +25,11 @@ def test_2d_box_matches_model(coords, estr):
     np.testing.assert_array_equal(_gather(t, tm, coords), load_box(t, coords, (8, 6), estr).reshape(-1))
 
 
-def test_swizzle_matches_model():
-    tm = TensorMap.tiled("uint8", 2, 0, (128, 16), (128,), (128, 8), (1, 1), swizzle="128b")
+@pytest.mark.parametrize("span,swz", [(32, "32b"), (64, "64b"), (128, "128b")])
+def test_swizzle_matches_model(span, swz):
+    tm = TensorMap.tiled("uint8", 2, 0, (span, 64), (span,), (span, 64), (1, 1), swizzle=swz)
     for k, (so, _) in enumerate(box_layout(tm, (0, 0))):
-        assert so == swizzle128(k, 128)
+        assert so == swizzle128(k, span)
 
 
 @pytest.mark.parametrize("kw", [dict(box_dims=(300, 4)), dict(global_strides=(20,)), dict(element_strides=(9, 1)),

@@ -15,5 +15,9 @@ def load_box(tensor: np.ndarray, coords, box, estr, fill=0):
 
 
 def swizzle128(offset: int, span: int) -> int:
-    chunk, row = (offset % span) // 16, offset // span
-    return (offset // span) * span + ((chunk ^ (row % (span // 16))) * 16) + offset % 16
+    """Where the swizzle (§5.5.6) puts byte ``offset`` of a box: shared memory is read in 128-byte
+    lines of eight 16-byte chunks, and the chunk index is xored with the line index modulo span/16
+    (32B: 2, 64B: 4, 128B: 8), so the pattern repeats every 256 / 512 / 1024 bytes. (The line is
+    128 bytes whatever the span; only the xor's modulus depends on it.)"""
+    line, chunk = offset // 128, (offset // 16) % 8
+    return line * 128 + (chunk ^ (line % (span // 16))) * 16 + offset % 16
