@@ -435,7 +435,7 @@ class _Batch:
                 raise self._error(TrapError, t, cp_async_too_big(site.instruction))
             if what == "brx.idx":
                 raise self._error(TrapError, t, f"`brx.idx` index is past the targets of `{site.instruction.operands[1]}`")
-            if what in MATRIX_OPS or what == "cp.async.bulk.tensor":
+            if what in MATRIX_OPS or what in ("cp.async.bulk.tensor", "cp.reduce.async.bulk"):
                 raise self._error(TrapError, t, (matrix_trap if what in MATRIX_OPS else tensor_copy_trap)(site.instruction))
             raise self._error(TrapError, t, f"`{what}` executed" + (self.launch.env.trap_hint if what == "trap" else ""))
         if st == L.State.ASSERT:

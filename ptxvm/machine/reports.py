@@ -201,6 +201,10 @@ def cp_async_too_big(ins: ir.Instruction) -> str:
 def tensor_copy_trap(ins: ir.Instruction) -> str:
     """The trap of a cp.async.bulk.tensor whose tensor map or shared address it cannot use (a
     compiled target checks them together; the interpreter names which)."""
+    if ins.opcode == "cp.reduce.async.bulk":
+        return (f"`{ins.full_opcode}`: its tensor map is not a ptxvm tensor map (ptxvm.TensorMap.tiled), has a rank "
+                f"other than the instruction's .dim, an interleaved layout or a dtype .{ins.mod('redop')} does not "
+                "reduce here, or the shared address is not 16-byte aligned (PTX ISA 9.7.9.25.5.3; a trap here)")
     return (f"`{ins.full_opcode}`: its tensor map is not a ptxvm tensor map (ptxvm.TensorMap.tiled), has a rank "
             "other than the instruction's .dim or an interleaved layout, or the shared address is not 16-byte "
             "aligned (PTX ISA 9.7.9.25.5.2; a trap here)")

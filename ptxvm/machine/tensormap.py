@@ -177,3 +177,14 @@ def oob_fill_bytes(tmap: TensorMap) -> bytes:
         return bytes(tmap.element_size)
     nan = {2: b"\xff\x7f", 4: b"\xff\xff\xff\x7f", 8: b"\xff" * 7 + b"\x7f"}
     return nan[tmap.element_size]
+
+
+# cp.reduce.async.bulk.tensor (§9.7.9.25.5.3): the element type is the map's dtype. ptxvm executes
+# the integer maps: the bitwise ops and .add (wraparound, the same bits signed or unsigned) on
+# 32/64-bit integers, .min/.max compared as the dtype's signedness, and .inc/.dec on uint32 only
+# (as atom/red define them: .u32 only). Floating-point and 8/16-bit maps trap at the instruction.
+REDUCE_DTYPES: dict[str, frozenset[str]] = {
+    **{op: frozenset({"uint32", "int32", "uint64", "int64"}) for op in ("and", "or", "xor", "add", "min", "max")},
+    "inc": frozenset({"uint32"}), "dec": frozenset({"uint32"}),
+}
+SIGNED_DTYPES = frozenset({"int32", "int64"})

@@ -11,8 +11,9 @@ rank differs from the instruction's `.dim`, traps naming the instruction.
 
 As with cp.async.bulk (interp/ops/mbarrier.py), the copy is done when the instruction executes:
 the ISA lets it complete any time before the mbarrier phase (or the bulk_group wait) that
-covers it, so this is one legal execution. im2col modes, multicast, interleaved layouts and
-cp.reduce.async.bulk.tensor are refused by name.
+covers it, so this is one legal execution. ``cp.reduce.async.bulk.tensor`` (§9.7.9.25.5.3) walks the
+same box and combines each in-bounds element into global memory (integer maps; see
+``tensormap.REDUCE_DTYPES``). im2col modes, multicast and interleaved layouts are refused by name.
 """
 
 from __future__ import annotations
@@ -135,6 +136,75 @@ def _store_box(b, lane: int, tmap: tm.TensorMap, sh: np.ndarray, gl: np.ndarray)
     try:
         values = b.load("shared", sh[inside], dt, one, aligned=True)
         b.store("global", dst, values, one, aligned=True)
+    except MemoryFault as e:
+        e.lane = lane
+        raise
+    if b.memory.writes is not None:
+        b.memory.writes.record(dst, tmap.element_size, _thread_ids(b, one))
+
+
+# -- cp.reduce.async.bulk.tensor (§9.7.9.25.5.3), tile mode, shared::cta -> global ------------
+
+_SIGNED = {4: np.int32, 8: np.int64}
+
+
+def _combine(op: str, g: np.ndarray, s: np.ndarray, signed: bool) -> np.ndarray:
+    """global = global redOp shared, element-wise, in the map's integer type (atom's semantics)."""
+    if op in ("and", "or", "xor", "add"):
+        with np.errstate(over="ignore"):
+            return {"and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor, "add": np.add}[op](g, s)
+    if op in ("min", "max"):
+        if signed:
+            gv, sv = g.view(_SIGNED[g.itemsize]), s.view(_SIGNED[g.itemsize])
+            return (np.minimum if op == "min" else np.maximum)(gv, sv).view(g.dtype)
+        return (np.minimum if op == "min" else np.maximum)(g, s)
+    one = g.dtype.type(1)
+    if op == "inc":                     # (old >= b) ? 0 : old + 1
+        return np.where(g >= s, g.dtype.type(0), g + one)
+    return np.where((g == 0) | (g > s), s, g - one)     # dec: (old == 0 || old > b) ? b : old - 1
+
+
+@impl("cp.reduce.async.bulk")
+def _tensor_reduce(ctx: CompileContext, ins: ir.Instruction):
+    if ins.form != "tensor":
+        raise ctx.unsupported(ins, "(the non-tensor bulk reduction) is not executable yet")
+    rank = check_form(ins, ctx.unsupported)
+    op = ins.mod("redop")
+    map_op, coord_ops = map_operand(ins, ins.operands[0], rank, ctx.unsupported)
+    tmap_at = address(ctx, map_op, "generic", ins)
+    coords = [reader(ctx, c, ScalarType.S32, ins) for c in coord_ops]
+    smem = address(ctx, ins.operands[1], "shared", ins)
+
+    def run(b, lanes):
+        at, s = tmap_at(b, lanes), smem(b, lanes)
+        cs = np.stack([c(b, lanes).astype(np.uint32).view(np.int32).astype(np.int64) for c in coords])
+        for i in range(lanes.size):
+            lane = int(lanes[i])
+            tmap = read_map(b, lane, int(at[i]), ins, rank)
+            if tmap.dtype not in tm.REDUCE_DTYPES[op]:
+                raise _Trap(lane, f"`{ins}`: .{op} on a {tmap.dtype} tensor map is not executable "
+                                  f"(ptxvm reduces {', '.join(sorted(tm.REDUCE_DTYPES[op]))} maps; PTX ISA 9.7.9.25.5.3)")
+            if int(s[i]) % 16:
+                raise _Trap(lane, f"`{ins}`: shared address 0x{int(s[i]):x} is not 16-byte aligned")
+            sh, gl = _layout(tmap, tuple(int(x) for x in cs[:, i]), int(s[i]))
+            _reduce_box(b, lane, tmap, op, np.uint64(int(s[i])) + sh.astype(np.uint64), gl)
+    return run, 0, -1
+
+
+def _reduce_box(b, lane: int, tmap: tm.TensorMap, op: str, sh: np.ndarray, gl: np.ndarray) -> None:
+    """Each in-bounds box element combined into global memory in shared order (elements outside
+    the tensor are skipped, as the tile-mode store skips them); distinct box elements are distinct
+    global elements, so the order does not change the result."""
+    dt = np.dtype(_UINT[tmap.element_size])
+    inside = gl >= 0
+    if not inside.any():
+        return
+    one = np.full(int(inside.sum()), lane, dtype=np.int64)
+    dst = np.uint64(tmap.global_address) + gl[inside].astype(np.uint64)
+    try:
+        src = b.load("shared", sh[inside], dt, one, aligned=True)
+        old = b.load("global", dst, dt, one, aligned=True)
+        b.store("global", dst, _combine(op, old, src, tmap.dtype in tm.SIGNED_DTYPES), one, aligned=True)
     except MemoryFault as e:
         e.lane = lane
         raise

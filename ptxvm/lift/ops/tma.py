@@ -9,7 +9,8 @@ order, dimension 0 fastest, ceil(box/stride) elements per dimension, each elemen
 position ``c_k + i_k * stride_k`` inside the tensor or filled (loads) / skipped (stores); the
 shared address of element n is ``s + n * esize`` with the swizzle xor of its address bits
 [4, 7) by bits [7, 10). Each element is one checked access of its size. A load then
-completes ``box bytes`` on the mbarrier.
+completes ``box bytes`` on the mbarrier. ``cp.reduce.async.bulk.tensor`` (§9.7.9.25.5.3) walks the
+same box and writes global = global redOp shared per in-bounds element (host JIT only).
 """
 
 from __future__ import annotations
@@ -195,3 +196,94 @@ def _copy(fl, ins, m: _Map, inside, g, sh, size: int, to_shared: bool) -> None:
     val.add_incoming(v, tail)
     b.store(val, b.bitcast(fl.hooks.access(fl, "shared", sh, size, ins, write=True), ptr), align=size)
 
+
+
+# -- cp.reduce.async.bulk.tensor (§9.7.9.25.5.3), tile mode, shared::cta -> global ------------
+
+def _codes(names) -> int:
+    return sum(1 << tm.DTYPES[n][0] for n in names)
+
+
+@lowers("cp.reduce.async.bulk")
+def _tensor_reduce(fl: FunctionLowering, ins: ptx.Instruction) -> None:
+    if ins.form != "tensor":
+        raise fl.unsupported(ins, "(the non-tensor bulk reduction) is not executable yet")
+    if fl.hooks.name != "host":         # built and tested on the host JIT only (no emulator run yet)
+        raise fl.unsupported(ins, "is lowered for the host JIT only; no AMD lowering yet")
+    rank = _form(fl, ins)
+    red = ins.mod("redop")
+    op = ins.operands[0]
+    if not isinstance(op, ptx.Address) or len(op.extra) != 1 or not isinstance(op.extra[0], ptx.Vector) \
+            or len(op.extra[0].elements) != rank:
+        raise fl.unsupported(ins, f"needs `[tensorMap, {{{rank} coordinates}}]` as its tensor operand")
+    b = fl.b
+    coords = [b.sext(fl.read(c, ScalarType.S32), I64) for c in op.extra[0].elements]
+    s = fl.address(ins.operands[1], "shared")
+    at = fl.address(ptx.Address(op.base, op.offset), "generic")
+    m = _Map(fl, fl.hooks.access(fl, "generic", at, tm.SIZE, ins, write=False, align=8), rank)
+    code = m.byte(8)
+    allowed = b.and_(b.lshr(I64(_codes(tm.REDUCE_DTYPES[red])), code), I64(1))
+    signed = b.icmp_unsigned("!=", b.and_(b.lshr(I64(_codes(tm.SIGNED_DTYPES)), code), I64(1)), I64(0))
+    bad = b.or_(m.bad, b.icmp_unsigned("!=", b.and_(s, I64(15)), I64(0)))
+    bad = b.or_(bad, b.icmp_unsigned("==", allowed, I64(0)))    # a dtype this redOp does not reduce
+    trap, ok = fl.new_block("tmap_bad"), fl.new_block("tmap_ok")
+    b.cbranch(bad, trap, ok)
+    b.position_at_end(trap)
+    fl.hooks.trap(fl, ins, "trap")
+    b.position_at_end(ok)
+    m.count()
+    total = I64(1)
+    for c in m.counts:
+        total = b.mul(total, c)
+    _loop(fl, total, lambda n: _reduce_element(fl, ins, m, coords, s, n, red, signed), "tmared_elem")
+
+
+def _reduce_element(fl, ins, m: _Map, coords, s, n, red: str, signed) -> None:
+    """global[element n] = global redOp shared[element n], for an in-bounds element of the box."""
+    b = fl.b
+    rem, inside, goff = n, ir.Constant(I1, 1), I64(0)
+    for c, count, e, dim, pitch in zip(coords, m.counts, m.estr, m.dims, m.pitches):
+        pos = b.add(c, b.mul(b.urem(rem, count), e))
+        rem = b.udiv(rem, count)
+        inside = b.and_(inside, b.and_(b.icmp_signed(">=", pos, I64(0)), b.icmp_signed("<", pos, dim)))
+        goff = b.add(goff, b.mul(pos, pitch))
+    lin = b.add(s, b.mul(n, m.esize))
+    sh = b.xor(lin, b.and_(b.lshr(lin, I64(3)), m.swizzle))
+    g = b.add(m.gaddr, goff)
+    end = fl.new_block("tmared_done")
+    sw = b.switch(m.esize, end)
+    for size in (4, 8):                 # the reducible dtypes are 32- and 64-bit integers
+        blk = fl.new_block(f"tmared_e{size}")
+        sw.add_case(I64(size), blk)
+        b.position_at_end(blk)
+
+        def put(size=size):
+            t = ir.IntType(8 * size)
+            ptr = t.as_pointer()
+            v = b.load(b.bitcast(fl.hooks.access(fl, "shared", sh, size, ins, write=False), ptr), align=size)
+            gp = b.bitcast(fl.hooks.access(fl, "global", g, size, ins, write=True), ptr)
+            old = b.load(gp, align=size)
+            b.store(_combine(b, red, old, v, signed, t), gp, align=size)
+        _if(fl, inside, put, f"tmared_put{size}")
+        b.branch(end)
+    b.position_at_end(end)
+
+
+def _combine(b, red: str, old, v, signed, t):
+    if red == "and":
+        return b.and_(old, v)
+    if red == "or":
+        return b.or_(old, v)
+    if red == "xor":
+        return b.xor(old, v)
+    if red == "add":
+        return b.add(old, v)
+    if red in ("min", "max"):
+        cmp = "<" if red == "min" else ">"
+        pick_s = b.select(b.icmp_signed(cmp, old, v), old, v)
+        pick_u = b.select(b.icmp_unsigned(cmp, old, v), old, v)
+        return b.select(signed, pick_s, pick_u)
+    if red == "inc":                    # (old >= b) ? 0 : old + 1
+        return b.select(b.icmp_unsigned(">=", old, v), t(0), b.add(old, t(1)))
+    # dec: (old == 0 || old > b) ? b : old - 1
+    return b.select(b.or_(b.icmp_unsigned("==", old, t(0)), b.icmp_unsigned(">", old, v)), v, b.sub(old, t(1)))
