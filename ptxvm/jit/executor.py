@@ -37,6 +37,7 @@ from .threads import _HostThreads, _pool, host_stack_bytes, host_threads
 # buffers come back from _SCRATCH and stay largely in the caches between rounds; large enough
 # that the executor's own cost per batch (about 0.2 ms of Python) is noise.
 DEFAULT_MEMORY_BUDGET = 16 << 20
+VECTOR_RECORDS = 256 << 20
 # Batch buffers kept for the next launch (page faults on fresh memory cost more than the zeroing).
 _SCRATCH = ScratchPool(limit=4 * DEFAULT_MEMORY_BUDGET)
 _HOST_CALL = ctypes.CFUNCTYPE(ctypes.c_uint64, ctypes.c_uint64, ctypes.c_uint32, ctypes.c_uint64)
@@ -97,8 +98,12 @@ def run_kernel(program: JitProgram, geometry: Geometry, memory: DeviceMemory, pa
     launch = _Launch(program, geometry, memory, params, dynamic_shared, max_steps, env)
     tpc = geometry.threads_per_cta
     sym = program.symbols
-    per_cta = tpc * (program.record_bytes + program.local_window) + sym.shared_bytes + CTA_EXTRA(tpc, program.exchanges)
-    ctas_per_batch = max(1, min(geometry.ctas, memory_budget // max(per_cta, 1)))
+    # The vector path touches no record (but a faulting chunk's) nor local memory: its batches are
+    # bounded by the records' address space (VECTOR_RECORDS), not by the budget of memory used.
+    per_cta = (0 if program.vector else tpc * (program.record_bytes + program.local_window)) + sym.shared_bytes \
+        + CTA_EXTRA(tpc, program.exchanges)
+    cap = VECTOR_RECORDS // (tpc * program.record_bytes) if program.vector else geometry.ctas
+    ctas_per_batch = max(1, min(geometry.ctas, memory_budget // max(per_cta, 1), cap))
     if env.cooperative:
         cooperative.check_memory(program.kernel.name, geometry, per_cta)
         ctas_per_batch = geometry.ctas
@@ -130,7 +135,7 @@ class _Batch:
         self.nwarps = (tpc + 31) // 32
         self.shared = _SCRATCH.take(n_ctas * max(p.symbols.shared_bytes, 16))
         lb = max(p.local_window, 16)
-        self.local = _SCRATCH.take(n * lb)
+        self.local = _SCRATCH.take(16 if p.vector else n * lb)
         xchg_cta = _xchg_bytes(tpc) if p.exchanges else 0
         self._xchg_bytes = _SCRATCH.take(max(n_ctas * xchg_cta, 8))
         self.xchg = self._xchg_bytes.view(np.uint64)

@@ -34,6 +34,7 @@ class JitProgram:
     max_frame: int = 0                 # host stack bytes of the largest `.func` activation
     compact: bool = False              # never stops: the driver runs its threads in one record (jit.compact)
     driver_mode: str = ""              # which driver and why, for the launch statistics
+    vector: bool = False               # the warp-as-SIMD path: no thread record or local memory touched
 
     @property
     def kernel_frame(self) -> int:
@@ -60,7 +61,7 @@ def compile_kernel(module: ptx.Module, kernel: ptx.Function, image: ModuleImage,
         loaded = jit_ir(vector.llvm_ir, opt=opt)
         files = {i.index: i.path for i in module.items if isinstance(i, ptx.FileDirective)}
         return JitProgram(kernel, vector, lay, RECORD_BYTES, loaded, _DRIVER(loaded.address("ptxvm_run")), files,
-                          exchanges=False, compact=True, driver_mode=MODE)
+                          exchanges=False, compact=True, driver_mode=MODE, vector=True)
     loaded = jit_ir(lifted.llvm_ir, opt=opt)
     driver = _DRIVER(loaded.address("ptxvm_run"))
     record = hooks.record_bytes
